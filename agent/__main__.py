@@ -1,0 +1,110 @@
+"""Command line: `python -m agent [run|check|models ...]`, with every setting as a flag."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from agent import __version__, logs
+from agent import settings as settings_module
+from agent.logs import event
+from agent.models.fetch import fetch_models
+from agent.models.load import load_all, resolve_all
+from agent.models.manifest import load_manifest
+from agent.models.verify import ModelError
+from agent.settings import Settings, SettingsError
+
+log = logging.getLogger("agent")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agent",
+        description="Offline telephone voice agent: answers SIP calls from the documents in kb/.",
+        epilog="Every setting can also be given as an environment variable AGENT_<NAME>, e.g. AGENT_SIP_PORT=5070.")
+    parser.add_argument("--version", action="version", version=f"agent {__version__}")
+    settings_module.add_arguments(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    shared = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    settings_module.add_arguments(shared)
+    commands.add_parser("run", parents=[shared], help="answer calls (the default)")
+    commands.add_parser("check", parents=[shared], help="load and verify every model, print names, sizes, versions")
+    models = commands.add_parser("models", parents=[shared], help="install or list offline models")
+    models.add_argument("action", choices=("fetch", "list"))
+    models.add_argument("names", nargs="*", help="manifest names to fetch (default: the default models and "
+                        "any manifest model the settings choose)")
+    models.add_argument("--all", action="store_true", help="fetch every model in the manifest")
+    return parser
+
+
+def command_models(args: argparse.Namespace, settings: Settings) -> int:
+    manifest = load_manifest()
+    if args.action == "list":
+        for spec in manifest.values():
+            mark = "default" if spec.default else "optional"
+            print(f"{spec.name:26} {spec.kind:9} {spec.size / 1e6:8.1f} MB  {mark:8}  {spec.description}")
+        return 0
+    chosen = {settings.asr_model, settings.tts_model, settings.embed_model, settings.vad_model}
+    names = args.names or [s.name for s in manifest.values() if args.all or s.default or s.name in chosen]
+    unknown = [n for n in names if n not in manifest]
+    if unknown:
+        print(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(manifest)}", file=sys.stderr)
+        return 2
+    fetch_models([manifest[n] for n in names], settings.models_path)
+    print(f"models ready in {settings.models_path}: {', '.join(names)}")
+    return 0
+
+
+def command_check(settings: Settings) -> int:
+    resolved = resolve_all(settings)
+    models = load_all(settings, resolved)
+    print(f"{'kind':9} {'model':26} {'source':9} {'size':>10}  {'load':>6}  version / sha256")
+    for kind, model in resolved.items():
+        detail = model.version or (model.files[0].sha256[:16] if model.files else "downloaded by the library")
+        print(f"{kind:9} {model.name:26} {model.source:9} {model.size / 1e6:8.1f}MB  "
+              f"{models.load_seconds[kind]:5.2f}s  {detail}")
+    print(f"all {len(resolved)} models verified and loaded; embedder dim {models.embedder.dim}, "
+          f"voice {models.synthesizer.sample_rate} Hz")
+    return 0
+
+
+async def serve(settings: Settings) -> None:
+    resolved = resolve_all(settings)
+    await asyncio.to_thread(load_all, settings, resolved)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
+          http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
+    await stop.wait()
+    event(log, "agent.stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = settings_module.load(os.environ, args)
+    except SettingsError as exc:
+        print(f"invalid setting: {exc}", file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level, settings.log_json)
+    try:
+        if args.command == "models":
+            return command_models(args, settings)
+        if args.command == "check":
+            return command_check(settings)
+        asyncio.run(serve(settings))
+        return 0
+    except ModelError as exc:
+        event(log, "model.error", logging.ERROR, reason=str(exc))
+        print(f"model error: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Pure conversions between PCM bytes and sample arrays, and streaming resampling with soxr."""
+
+from __future__ import annotations
+
+import numpy as np
+import soxr
+
+
+def int16_to_float(pcm: np.ndarray) -> np.ndarray:
+    """int16 samples to float32 in [-1, 1)."""
+    return pcm.astype(np.float32) / 32768.0
+
+
+def float_to_int16(audio: np.ndarray) -> np.ndarray:
+    """float samples in [-1, 1] to int16, clipping what lies outside."""
+    return np.clip(np.round(audio * 32767.0), -32768, 32767).astype(np.int16)
+
+
+def bytes_to_int16(data: bytes) -> np.ndarray:
+    """Little-endian 16-bit PCM bytes to samples; odd trailing bytes are a caller error."""
+    if len(data) % 2:
+        raise ValueError(f"16-bit PCM needs an even number of bytes, got {len(data)}")
+    return np.frombuffer(data, dtype="<i2").astype(np.int16)
+
+
+class StreamResampler:
+    """Resamples a stream chunk by chunk, keeping soxr's filter state across chunks.
+
+    Resampling each 20 ms frame on its own would restart the filter at every
+    frame edge and add clicks; one stream per direction per call avoids that.
+    """
+
+    def __init__(self, in_rate: int, out_rate: int) -> None:
+        self.in_rate = in_rate
+        self.out_rate = out_rate
+        self._stream = soxr.ResampleStream(in_rate, out_rate, 1, dtype="int16", quality="HQ")
+
+    def push(self, pcm: np.ndarray) -> np.ndarray:
+        """Resample the next int16 chunk; output may lag input by the filter's delay."""
+        return self._stream.resample_chunk(np.ascontiguousarray(pcm, dtype=np.int16))
+
+    def flush(self) -> np.ndarray:
+        """Drain the filter at the end of the stream."""
+        return self._stream.resample_chunk(np.zeros(0, dtype=np.int16), last=True)

@@ -1,0 +1,35 @@
+"""Sentence embeddings: fastembed over an ONNX model, unit vectors for cosine similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from fastembed import TextEmbedding
+
+from agent.models.verify import ResolvedModel
+
+# fastembed picks pooling and normalisation by model name. A manifest model is
+# loaded under the name of the architecture its files are an export of.
+ARCHITECTURES = {"minilm-l6-v2-int8": "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+class Embedder:
+    """Wraps one fastembed model. Call `embed` from a worker thread."""
+
+    def __init__(self, model: ResolvedModel, architecture: str, threads: int = 2) -> None:
+        self.model = model
+        if model.source == "hub":
+            self._embedding = TextEmbedding(model_name=model.location, threads=threads)
+        else:
+            self._embedding = TextEmbedding(model_name=architecture, specific_model_path=model.location,
+                                            threads=threads, local_files_only=True)
+        self.dim = int(self.embed(["dimension probe"]).shape[1])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts as a float32 (n, dim) array of unit-length rows."""
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        vectors = np.asarray(list(self._embedding.embed(list(texts))), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)

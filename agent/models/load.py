@@ -1,0 +1,72 @@
+"""From settings to loaded, verified models: the one place model choices are turned into objects."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from agent.knowledge.embedder import ARCHITECTURES, Embedder
+from agent.logs import event
+from agent.models.manifest import load_manifest
+from agent.models.verify import ResolvedModel, resolve
+from agent.settings import Settings
+from agent.speech.asr import Transcriber
+from agent.speech.tts import Synthesizer
+from agent.speech.vad import SileroVad
+
+log = logging.getLogger(__name__)
+
+
+def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
+    """Resolve and verify every model the settings choose; raises ModelError on the first bad one."""
+    manifest = load_manifest()
+    chosen = {
+        "asr": (settings.asr_model, settings.asr_model_path),
+        "tts": (settings.tts_model, settings.tts_model_path),
+        "embedder": (settings.embed_model, settings.embed_model_path),
+        "vad": (settings.vad_model, settings.vad_model_path),
+    }
+    resolved = {}
+    for kind, (name, path) in chosen.items():
+        model = resolve(kind, name, path, settings.models_path, manifest)
+        event(log, "model.verified", kind=kind, model=model.name, source=model.source,
+              bytes=model.size, files=len(model.files))
+        resolved[kind] = model
+    return resolved
+
+
+@dataclass
+class Models:
+    """The loaded models shared by all calls. VAD state is per call, so only its path is shared."""
+
+    resolved: dict[str, ResolvedModel]
+    transcriber: Transcriber
+    synthesizer: Synthesizer
+    embedder: Embedder
+    load_seconds: dict[str, float]
+
+    def new_vad(self) -> SileroVad:
+        return SileroVad(self.resolved["vad"].location)
+
+
+def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
+    """Load every resolved model into memory, timing each."""
+    hub_dir = settings.models_path / "hub"
+    seconds: dict[str, float] = {}
+
+    def timed(kind: str, build):
+        start = time.perf_counter()
+        value = build()
+        seconds[kind] = time.perf_counter() - start
+        event(log, "model.loaded", kind=kind, model=resolved[kind].name, seconds=round(seconds[kind], 3))
+        return value
+
+    transcriber = timed("asr", lambda: Transcriber(
+        resolved["asr"], compute_type=settings.asr_compute_type, beam_size=settings.asr_beam_size,
+        language=settings.asr_language, threads=settings.model_threads, download_dir=str(hub_dir)))
+    synthesizer = timed("tts", lambda: Synthesizer(resolved["tts"], download_dir=hub_dir))
+    architecture = ARCHITECTURES.get(settings.embed_model, settings.embed_model)
+    embedder = timed("embedder", lambda: Embedder(resolved["embedder"], architecture, threads=settings.model_threads))
+    timed("vad", lambda: SileroVad(resolved["vad"].location))
+    return Models(resolved, transcriber, synthesizer, embedder, seconds)

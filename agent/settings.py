@@ -1,0 +1,168 @@
+"""All settings of the agent: one frozen dataclass, read once from flags and environment.
+
+Precedence: command-line flag, then environment variable AGENT_<FIELD>, then the
+default. Every field's help text is its documentation (`python -m agent --help`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class SettingsError(ValueError):
+    """A setting has an invalid value; the message names the setting, the value and what is allowed."""
+
+
+def setting(default: object, help: str, *, low: float | None = None, high: float | None = None,
+            choices: tuple[str, ...] | None = None, ip: bool = False) -> typing.Any:
+    return field(default=default, metadata={"help": help, "low": low, "high": high, "choices": choices, "ip": ip})
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- network
+    sip_host: str = setting("127.0.0.1", "IP address the SIP user agent and its RTP ports bind to.", ip=True)
+    sip_port: int = setting(5060, "SIP port, UDP and TCP.", low=1, high=65535)
+    rtp_port_min: int = setting(40000, "First port of the RTP range.", low=1024, high=65535)
+    rtp_port_max: int = setting(40999, "Last port of the RTP range (two ports per call).", low=1024, high=65535)
+    http_host: str = setting("127.0.0.1", "IP address of the side app (metrics, health, admin).", ip=True)
+    http_port: int = setting(8000, "TCP port of the side app.", low=1, high=65535)
+    http_docs: bool = setting(False, "Serve interactive API docs at /docs.")
+    admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
+
+    # --- files
+    kb_dir: Path = setting(Path("kb"), "Directory of Markdown and text documents the agent answers from.")
+    data_dir: Path = setting(Path("var"), "Directory for the index, call records and (by default) models.")
+    models_dir: Path | None = setting(None, "Directory of installed models; default DATA_DIR/models.")
+
+    # --- models: a manifest name (offline), a hub name (needs internet), or an explicit path
+    asr_model: str = setting("whisper-tiny.en", "Speech recogniser: manifest name or faster-whisper hub name.")
+    asr_model_path: Path | None = setting(None, "CTranslate2 Whisper directory; overrides ASR_MODEL.")
+    asr_compute_type: str = setting("int8", "CTranslate2 compute type for Whisper.",
+                                    choices=("int8", "int8_float32", "float32", "default"))
+    asr_beam_size: int = setting(1, "Whisper beam size (1 = greedy, fastest).", low=1, high=10)
+    asr_language: str = setting("en", "Language spoken by callers (ISO code; ignored by .en models).")
+    tts_model: str = setting("piper-en_US-joe-medium", "Piper voice: manifest name or Piper voice name.")
+    tts_model_path: Path | None = setting(None, "Piper .onnx voice file (with .onnx.json beside it).")
+    embed_model: str = setting("minilm-l6-v2-int8", "Sentence embedder: manifest name or fastembed model name.")
+    embed_model_path: Path | None = setting(None, "Directory with model.onnx and tokenizer files.")
+    vad_model: str = setting("silero-vad-v6", "Voice activity detector: manifest name.")
+    vad_model_path: Path | None = setting(None, "Silero VAD .onnx file; overrides VAD_MODEL.")
+    model_threads: int = setting(2, "Worker threads for model calls (ASR, TTS, embedding).", low=1, high=64)
+
+    # --- turn-taking
+    vad_threshold: float = setting(0.5, "Speech probability at or above which a frame is speech.", low=0.05, high=0.95)
+    vad_min_speech_ms: int = setting(200, "Speech needed before an utterance starts.", low=20, high=2000)
+    vad_hangover_ms: int = setting(600, "Silence that ends an utterance.", low=100, high=5000)
+    vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
+
+    # --- calls
+    max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here.", low=1, high=256)
+    call_max_duration_s: int = setting(900, "Hang up calls longer than this.", low=10, high=86400)
+    call_silence_timeout_s: int = setting(60, "Hang up when the caller says nothing for this long.", low=5, high=3600)
+
+    # --- logs
+    log_level: str = setting("info", "Lowest level logged.", choices=_LOG_LEVELS)
+    log_json: bool = setting(False, "Log JSON objects instead of key=value lines.")
+
+    @property
+    def models_path(self) -> Path:
+        return self.models_dir if self.models_dir is not None else self.data_dir / "models"
+
+
+def env_name(name: str) -> str:
+    return f"AGENT_{name.upper()}"
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _convert(name: str, raw: str, kind: object) -> object:
+    """Convert one raw string to the field's type, or raise SettingsError."""
+    optional = typing.get_origin(kind) in (typing.Union, types.UnionType)
+    base = [a for a in typing.get_args(kind) if a is not type(None)][0] if optional else kind
+    if optional and raw.strip() == "":
+        return None
+    try:
+        if base is bool:
+            lowered = raw.strip().lower()
+            if lowered not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError
+            return lowered in ("1", "true", "yes", "on")
+        if base is int:
+            return int(raw)
+        if base is float:
+            return float(raw)
+        if base is Path:
+            return Path(raw).expanduser()
+        return raw
+    except ValueError:
+        expected = {bool: "true or false", int: "an integer", float: "a number"}[base]
+        raise SettingsError(f"{env_name(name)} ({_flag(name)}): got {raw!r}, expected {expected}") from None
+
+
+def _check(name: str, value: object, meta: Mapping[str, object]) -> None:
+    """Range, choice and address checks for one converted value."""
+    where = f"{env_name(name)} ({_flag(name)})"
+    low, high, choices = meta["low"], meta["high"], meta["choices"]
+    if value is None:
+        return
+    if low is not None and not (low <= value <= high):
+        raise SettingsError(f"{where}: got {value!r}, allowed {low}..{high}")
+    if choices and value not in choices:
+        raise SettingsError(f"{where}: got {value!r}, allowed one of {', '.join(choices)}")
+    if meta["ip"]:
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            raise SettingsError(f"{where}: got {value!r}, expected an IP address such as 127.0.0.1") from None
+
+
+def _check_together(s: Settings) -> None:
+    if s.rtp_port_min >= s.rtp_port_max:
+        raise SettingsError(f"AGENT_RTP_PORT_MIN/MAX: range {s.rtp_port_min}..{s.rtp_port_max} is empty")
+    if s.sip_host == s.http_host and s.sip_port == s.http_port:
+        raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting; default None so an absent flag leaves the environment's value."""
+    group = parser.add_argument_group("settings (flag, or environment variable AGENT_<NAME>)")
+    for f in fields(Settings):
+        default = f.default if f.default is not None else "unset"
+        group.add_argument(_flag(f.name), dest=f.name, default=None, metavar=f.name.upper(),
+                           help=f"{f.metadata['help']} [{env_name(f.name)}, default {default}]")
+
+
+def load(env: Mapping[str, str], flags: argparse.Namespace | None = None) -> Settings:
+    """Build Settings from flags over environment over defaults; raise SettingsError on the first bad value."""
+    hints = typing.get_type_hints(Settings)
+    values: dict[str, object] = {}
+    for f in fields(Settings):
+        raw = getattr(flags, f.name, None) if flags is not None else None
+        if raw is None:
+            raw = env.get(env_name(f.name))
+        if raw is None:
+            continue
+        value = _convert(f.name, raw, hints[f.name])
+        _check(f.name, value, f.metadata)
+        values[f.name] = value
+    settings = replace(Settings(), **values)
+    _check_together(settings)
+    return settings
+
+
+def parse(argv: Sequence[str], env: Mapping[str, str]) -> Settings:
+    """Settings from a flag list alone (tests and tools)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    return load(env, parser.parse_args(list(argv)))

@@ -1,0 +1,58 @@
+"""Speech recognition: faster-whisper on 16 kHz audio, one utterance at a time."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from faster_whisper import WhisperModel
+
+from agent.models.verify import ResolvedModel
+
+SAMPLE_RATE = 16000
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the caller said in one utterance."""
+
+    text: str
+    """Recognised text, segments joined, stripped."""
+    language: str
+    """Language Whisper decoded in."""
+    audio_s: float
+    """Length of the audio that was transcribed."""
+    no_speech_prob: float
+    """Highest no-speech probability over segments (high means probably not speech)."""
+
+
+class Transcriber:
+    """Wraps one WhisperModel. Call `transcribe` from a worker thread, never the event loop."""
+
+    def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
+                 language: str = "en", threads: int = 2, download_dir: str | None = None) -> None:
+        self.model = model
+        self._beam_size = beam_size
+        self._language = language
+        self._whisper = WhisperModel(model.location, device="cpu", compute_type=compute_type, cpu_threads=threads,
+                                     download_root=download_dir, local_files_only=model.source != "hub")
+        # One decode at a time per model: CTranslate2 would queue them anyway, and
+        # a lock makes the queue wait measurable by the caller.
+        self.lock = threading.Lock()
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> Transcript:
+        """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""
+        if audio.ndim != 1:
+            raise ValueError(f"expected mono audio, got shape {audio.shape}")
+        with self.lock:
+            segments, info = self._whisper.transcribe(
+                audio.astype(np.float32, copy=False), language=self._language if self._whisper.model.is_multilingual
+                else None, beam_size=self._beam_size, initial_prompt=prompt or None, vad_filter=False,
+                condition_on_previous_text=False, without_timestamps=True)
+            # transcribe() is lazy: decoding happens while the generator is consumed,
+            # so it must be consumed here, inside the worker thread.
+            parts = list(segments)
+        text = " ".join(s.text.strip() for s in parts).strip()
+        no_speech = max((s.no_speech_prob for s in parts), default=1.0)
+        return Transcript(text, info.language, len(audio) / SAMPLE_RATE, no_speech)

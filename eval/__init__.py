@@ -1,0 +1,1 @@
+"""Benchmarks and evaluations: retrieval, ASR, and real SIP call replay."""

