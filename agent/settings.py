@@ -43,6 +43,20 @@ class Settings:
     data_dir: Path = setting(Path("var"), "Directory for the index, call records and (by default) models.")
     models_dir: Path | None = setting(None, "Directory of installed models; default DATA_DIR/models.")
 
+    # --- knowledge
+    kb_max_file_bytes: int = setting(1 << 20, "Largest KB file indexed; bigger ones are rejected.", low=1,
+                                     high=1 << 30)
+    kb_max_total_bytes: int = setting(64 << 20, "Largest total KB size indexed.", low=1, high=1 << 34)
+    chunk_target_chars: int = setting(350, "Target chunk length; chunks read well aloud.", low=80, high=4000)
+    chunk_max_chars: int = setting(600, "Hard cap on a chunk built from one long paragraph.", low=120, high=8000)
+    retrieval_top_k: int = setting(3, "Passages retrieved per question (before neighbour expansion).", low=1, high=20)
+    retrieval_budget_chars: int = setting(1500, "Character budget of the passages one answer reads.", low=200,
+                                          high=20000)
+    abstain_threshold: float = setting(0.35, "Evidence below which the agent says it doesn't know.", low=0, high=1)
+    memory_turns: int = setting(4, "Turns of a call remembered for follow-up questions.", low=0, high=50)
+    memory_chars: int = setting(1200, "Characters of a call remembered for follow-up questions.", low=100,
+                                high=20000)
+
     # --- models: a manifest name (offline), a hub name (needs internet), or an explicit path
     asr_model: str = setting("whisper-tiny.en", "Speech recogniser: manifest name or faster-whisper hub name.")
     asr_model_path: Path | None = setting(None, "CTranslate2 Whisper directory; overrides ASR_MODEL.")
@@ -76,6 +90,10 @@ class Settings:
     @property
     def models_path(self) -> Path:
         return self.models_dir if self.models_dir is not None else self.data_dir / "models"
+
+    @property
+    def index_path(self) -> Path:
+        return self.data_dir / "index.sqlite3"
 
 
 def env_name(name: str) -> str:
@@ -130,6 +148,9 @@ def _check(name: str, value: object, meta: Mapping[str, object]) -> None:
 def _check_together(s: Settings) -> None:
     if s.rtp_port_min >= s.rtp_port_max:
         raise SettingsError(f"AGENT_RTP_PORT_MIN/MAX: range {s.rtp_port_min}..{s.rtp_port_max} is empty")
+    if s.chunk_target_chars > s.chunk_max_chars:
+        raise SettingsError(f"AGENT_CHUNK_TARGET_CHARS ({s.chunk_target_chars}) is above AGENT_CHUNK_MAX_CHARS "
+                            f"({s.chunk_max_chars})")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
 

@@ -123,3 +123,8 @@ def resolve(kind: str, name: str, path: Path | None, models_dir: Path, manifest:
         known = ", ".join(s.name for s in manifest.values() if s.kind == kind)
         raise ModelError(f"{kind} model {name!r} is not in the manifest ({known}); give a file with the _PATH setting")
     return ResolvedModel(kind, name, "hub", name)
+
+
+def identity(model: ResolvedModel) -> str:
+    """Name plus file digests: changes whenever the model's weights do (used in index fingerprints)."""
+    return model.name + ":" + ",".join(f.sha256[:16] for f in model.files)

@@ -1,0 +1,146 @@
+"""The knowledge base as the call path sees it: one narrow interface over index, retrieval and answering.
+
+    reply = kb.compose(memory, "how much is the annual service?")      # in a worker thread
+    async for chunk in kb.answer(memory, question): speak(chunk.spoken)  # on the event loop
+
+`answer` streams sentence by sentence so speech can start on the first one;
+an LLM answerer can later implement the same `answer` signature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, score
+from agent.knowledge.index import KnowledgeIndex, Snapshot
+from agent.knowledge.memory import CallMemory, Query, Turn
+from agent.knowledge.retrieval import Passage, SearchQuery, search
+from agent.knowledge.speakable import speakable
+from agent.knowledge.text import tokens
+from agent.knowledge.vocabulary import prompt_hint, vocabulary
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where an answer sentence came from."""
+
+    path: str
+    heading: str
+    chunk_id: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A complete answer to one question."""
+
+    question: str
+    sentences: tuple[str, ...]
+    """Verbatim KB sentences, or the abstention line."""
+    sources: tuple[SourceRef, ...]
+    abstained: bool
+    evidence: float
+    """Support for the best sentence (see answer.evidence); below the threshold the agent abstains."""
+    passages: tuple[Passage, ...]
+    """What retrieval returned, best first."""
+    retrieval_ms: float
+    answer_ms: float
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
+
+
+@dataclass(frozen=True)
+class ReplyChunk:
+    """One sentence of a reply, ready to synthesise."""
+
+    text: str
+    """As written in the KB."""
+    spoken: str
+    """As Piper should read it."""
+    sources: tuple[SourceRef, ...]
+    abstained: bool
+
+
+class KnowledgeBase:
+    """Answers questions from one KB index, with per-call memory."""
+
+    def __init__(self, index: KnowledgeIndex, embedder, *, top_k: int = 3, budget_chars: int = 1500,
+                 abstain_below: float = 0.35, executor: Executor | None = None) -> None:
+        self.index = index
+        self._embedder = embedder
+        self._top_k = top_k
+        self._budget = budget_chars
+        self.abstain_below = abstain_below
+        self._executor = executor
+        self._hint: tuple[Snapshot, str] | None = None
+
+    def vocabulary_hint(self) -> str:
+        """ASR prompt from the current snapshot's proper nouns and codes (cached per snapshot)."""
+        snapshot = self.index.snapshot
+        if self._hint is None or self._hint[0] is not snapshot:
+            texts = [" ".join(c.chunk.heading) + ". " + c.chunk.text for c in snapshot.chunks]
+            self._hint = (snapshot, prompt_hint(vocabulary(texts)))
+        return self._hint[1]
+
+    def retrieve(self, snapshot: Snapshot, query: Query) -> tuple[list[Passage], np.ndarray, np.ndarray | None]:
+        """Passages for a query, and the embeddings of the question and of its expanded form (if any)."""
+        texts = [query.question] + ([query.expanded] if query.context else [])
+        vectors = self._embedder.embed(texts)
+        question_vector, expanded_vector = vectors[0], (vectors[1] if query.context else None)
+        searches = [SearchQuery(question_vector, tokens(query.question))]
+        if expanded_vector is not None:
+            expanded = SearchQuery(expanded_vector, tokens(query.expanded))
+            # The text that leads gets full weight in the fusion, the other half.
+            lead, other = (expanded, searches[0]) if query.follow_up else (searches[0], expanded)
+            searches = [lead, SearchQuery(other.vector, other.tokens, 0.5)]
+        passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
+        return passages, question_vector, expanded_vector
+
+    def compose(self, memory: CallMemory, question: str) -> Reply:
+        """Retrieve and choose the answer to `question`, and remember the turn. Blocking: run off the loop."""
+        snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
+        query = memory.query(question)
+        started = time.perf_counter()
+        passages, question_vector, expanded_vector = self.retrieve(snapshot, query)
+        retrieved = time.perf_counter()
+        scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query)
+        chosen = choose(scored)
+        support = max(scored, key=lambda s: s.score).evidence if scored else 0.0
+        if not chosen or support < self.abstain_below:
+            reply_sentences, sources, abstained = (ABSTAIN_TEXT,), (), True
+        else:
+            reply_sentences = tuple(s.candidate.text for s in chosen)
+            sources = tuple(dict.fromkeys(
+                SourceRef(snapshot.chunks[s.candidate.chunk_index].chunk.path,
+                          " > ".join(snapshot.chunks[s.candidate.chunk_index].chunk.heading),
+                          snapshot.chunks[s.candidate.chunk_index].chunk.id) for s in chosen))
+            abstained = False
+        done = time.perf_counter()
+        reply = Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
+                      (retrieved - started) * 1000, (done - retrieved) * 1000)
+        memory.add(Turn(question, reply.text, "" if abstained else sources[0].heading))
+        return reply
+
+    async def answer(self, memory: CallMemory, question: str) -> AsyncIterator[ReplyChunk]:
+        """The reply to `question`, one speakable sentence at a time."""
+        loop = asyncio.get_running_loop()
+        reply = await loop.run_in_executor(self._executor, self.compose, memory, question)
+        for sentence in reply.sentences:
+            yield ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained)
+
+
+def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None) -> KnowledgeBase:
+    """The knowledge base the settings describe, loaded from its SQLite index (call `index.refresh()` next)."""
+    index = KnowledgeIndex(settings.kb_dir, settings.index_path, embedder,
+                           max_file_bytes=settings.kb_max_file_bytes, max_total_bytes=settings.kb_max_total_bytes,
+                           chunk_target_chars=settings.chunk_target_chars, chunk_max_chars=settings.chunk_max_chars,
+                           model_identity=embedder_identity)
+    return KnowledgeBase(index, embedder, top_k=settings.retrieval_top_k, budget_chars=settings.retrieval_budget_chars,
+                         abstain_below=settings.abstain_threshold, executor=executor)

@@ -1,0 +1,83 @@
+"""Pure text helpers shared by chunking, retrieval and answering: sentences, tokens, Markdown inline."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from py_rust_stemmers import SnowballStemmer
+
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be because been before being below between both but by
+can could did do does doing don down during each few for from further had has have having he her here hers him his
+how i if in into is it its itself just let me might more most must my no nor not now of off on once only or other
+our ours out over own please same shall she should so some such than that the their them then there these they
+this those through to too under until up very was we were what when where which while who whom why will with would
+you your yours yourself can't i'm i'd i've it's don't what's there's you're we're isn't aren't
+""".split())
+
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                      "eighty": "80", "ninety": "90", "hundred": "100"})
+
+# Abbreviations after which a full stop does not end a sentence.
+_NO_BREAK_AFTER = frozenset("mr mrs ms dr st no nos vs approx e.g i.e etc fig inc ltd co jr sr".split())
+_SENTENCE_END = re.compile(r"""([.!?]+["')\]]*)\s+(?=["'(\[]?[A-Z0-9$])""")
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences, keeping abbreviations, decimals and times (8 a.m. to 6 p.m.) intact."""
+    text = " ".join(text.split())
+    out: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start:match.end(1)]
+        last_word = before.rsplit(" ", 1)[-1].rstrip(".!?\"')]").lower()
+        if match.group(1).startswith(".") and last_word in _NO_BREAK_AFTER:
+            continue
+        out.append(text[start:match.end(1)].strip())
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> SnowballStemmer:
+    return SnowballStemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _normal_form(word: str) -> str:
+    return _NUMBER_WORDS.get(word) or _stemmer().stem_word(word)
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised content tokens: lower case, stop words dropped, number words as digits, stemmed."""
+    words = _TOKEN.findall(text.lower().replace("’", "'"))
+    out = []
+    for word in words:
+        word = word.removesuffix("'s")
+        if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
+            continue
+        out.append(_normal_form(word))
+    return out
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*{1,3}|~~)(\S(?:.*?\S)?)\1")
+_CODE = re.compile(r"`+([^`]*)`+")
+_HTML = re.compile(r"</?[a-zA-Z][^>]*>")
+
+
+def strip_inline_markdown(line: str) -> str:
+    """Markdown inline syntax to the words a listener should hear."""
+    line = _LINK.sub(r"\1", line)
+    line = _CODE.sub(r"\1", line)
+    line = _EMPHASIS.sub(r"\2", line)
+    line = _HTML.sub("", line)
+    return line.replace("\\", "")

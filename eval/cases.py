@@ -1,0 +1,50 @@
+"""The eval cases format (JSON lines) and its validation, shared by every eval."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question in an eval, as a line of a cases file."""
+
+    id: str
+    call: str
+    """Cases sharing a call value happen in order on one call (follow-ups)."""
+    say: str | None
+    """The question text (spoken by a synthetic caller when there is no audio)."""
+    audio: Path | None
+    """A WAV of the question, resolved against the cases file's directory."""
+    expect_any: tuple[str, ...]
+    expect_abstain: bool
+    barge_in_at_ms: int | None = None
+
+
+def load_cases(path: Path) -> list[Case]:
+    """Parse and validate a cases file; errors name the line."""
+    cases, seen = [], set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(raw, dict) or "id" not in raw:
+            raise ValueError(f"{path}:{number}: a case is an object with an 'id'")
+        if raw["id"] in seen:
+            raise ValueError(f"{path}:{number}: duplicate id {raw['id']!r}")
+        seen.add(raw["id"])
+        if not raw.get("say") and not raw.get("audio"):
+            raise ValueError(f"{path}:{number}: case {raw['id']} needs 'say' or 'audio'")
+        expect_any = tuple(raw.get("expect_any") or ())
+        abstain = bool(raw.get("expect_abstain", False))
+        if bool(expect_any) == abstain:
+            raise ValueError(f"{path}:{number}: case {raw['id']} needs exactly one of expect_any / expect_abstain")
+        cases.append(Case(str(raw["id"]), str(raw.get("call", raw["id"])), raw.get("say"),
+                          path.parent / raw["audio"] if raw.get("audio") else None, expect_any, abstain,
+                          raw.get("barge_in_at_ms")))
+    return cases
