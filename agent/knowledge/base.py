@@ -85,7 +85,7 @@ class KnowledgeBase:
         """ASR prompt from the current snapshot's proper nouns and codes (cached per snapshot)."""
         snapshot = self.index.snapshot
         if self._hint is None or self._hint[0] is not snapshot:
-            texts = [" ".join(c.chunk.heading) + ". " + c.chunk.text for c in snapshot.chunks]
+            texts = [". ".join(c.chunk.heading + (c.chunk.text,)) for c in snapshot.chunks]
             self._hint = (snapshot, prompt_hint(vocabulary(texts)))
         return self._hint[1]
 

@@ -52,13 +52,20 @@ class Snapshot:
     """None when the KB is empty."""
     position: dict[tuple[str, int], int]
     """(path, ordinal) -> index into chunks, for neighbour expansion."""
+    postings: dict[str, frozenset[int]]
+    """token -> chunks containing it. BM25's IDF is zero or negative for a word in half the
+    chunks of a small KB, so "which chunks contain the word at all" is kept separately."""
 
     @classmethod
     def build(cls, chunks: list[IndexedChunk], dim: int) -> Snapshot:
         vectors = np.stack([c.vector for c in chunks]) if chunks else np.zeros((0, dim), dtype=np.float32)
         bm25 = BM25Okapi([list(c.tokens) or ["_"] for c in chunks]) if chunks else None
         position = {(c.chunk.path, c.chunk.ordinal): i for i, c in enumerate(chunks)}
-        return cls(tuple(chunks), vectors, bm25, position)
+        postings: dict[str, set[int]] = {}
+        for i, c in enumerate(chunks):
+            for token in c.tokens:
+                postings.setdefault(token, set()).add(i)
+        return cls(tuple(chunks), vectors, bm25, position, {t: frozenset(d) for t, d in postings.items()})
 
     def idf(self, token: str) -> float | None:
         """Inverse document frequency of a token; None for a word the KB never uses."""

@@ -42,12 +42,12 @@ def rank_dense(snapshot: Snapshot, query_vector: np.ndarray) -> tuple[np.ndarray
 
 
 def rank_lexical(snapshot: Snapshot, query_tokens: list[str]) -> np.ndarray:
-    """Chunk indices with a positive BM25 score, best first."""
-    if snapshot.bm25 is None or not query_tokens:
+    """Chunks that contain a query word, by descending BM25 score."""
+    matching = sorted(set().union(*(snapshot.postings.get(t, ()) for t in query_tokens))) if query_tokens else []
+    if snapshot.bm25 is None or not matching:
         return np.zeros(0, dtype=int)
-    scores = snapshot.bm25.get_scores(query_tokens)
-    order = np.argsort(-scores, kind="stable")
-    return order[scores[order] > 0]
+    scores = snapshot.bm25.get_batch_scores(query_tokens, matching)
+    return np.asarray(matching)[np.argsort(-np.asarray(scores), kind="stable")]
 
 
 def reciprocal_rank_fusion(rankings: list[tuple[np.ndarray, float]], depth: int) -> dict[int, float]:

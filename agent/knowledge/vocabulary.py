@@ -20,19 +20,29 @@ _WEEKDAYS_MONTHS = frozenset(
 
 
 def vocabulary(texts: Iterable[str], limit: int = 40) -> list[str]:
-    """Proper nouns (capitalised words not opening a sentence) and codes, most frequent first."""
+    """Proper nouns and codes, most frequent first. Every sentence starts with a capital, so a
+    sentence-opening name counts only when it is several words ("Warm Care") or also appears
+    capitalised inside a sentence."""
     counts: Counter[str] = Counter()
+    openers: Counter[str] = Counter()
     for text in texts:
         for sentence in sentences(text):
             for match in _CODE.finditer(sentence):
                 counts[match.group(0)] += 2
             for match in _CAPITALISED_RUN.finditer(sentence):
                 words = match.group(0).split()
-                if match.start() == 0:
-                    words = words[1:]  # a sentence's first word is capitalised anyway
+                while words and words[0].lower() in STOPWORDS:  # "The Warm Care" -> "Warm Care"
+                    words = words[1:]
                 name = " ".join(words)
-                if name and name.lower() not in STOPWORDS and name.lower() not in _WEEKDAYS_MONTHS:
+                if not name or name.lower() in _WEEKDAYS_MONTHS:
+                    continue
+                if match.start() == 0 and len(words) == 1:
+                    openers[name] += 1
+                else:
                     counts[name] += 1
+    for name, count in openers.items():
+        if name in counts:
+            counts[name] += count
     return [term for term, _ in counts.most_common(limit)]
 
 

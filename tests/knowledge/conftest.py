@@ -1,0 +1,48 @@
+"""Knowledge fixtures: a real embedder and indexes over temporary KB directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.knowledge.base import KnowledgeBase
+from agent.knowledge.index import KnowledgeIndex
+from tests.conftest import REPO
+
+
+class CountingEmbedder:
+    """The real embedder, counting texts and optionally failing: a probe, not a fake."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.dim = inner.dim
+        self.texts = 0
+        self.fail_with: Exception | None = None
+
+    def embed(self, texts):
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def embedder(models) -> CountingEmbedder:
+    return CountingEmbedder(models.embedder)
+
+
+def make_index(kb: Path, db: Path, embedder, *, target: int = 350, max_file_bytes: int = 1 << 20,
+               model_identity: str = "minilm") -> KnowledgeIndex:
+    return KnowledgeIndex(kb, db, embedder, max_file_bytes=max_file_bytes, max_total_bytes=1 << 30,
+                          chunk_target_chars=target, chunk_max_chars=max(600, target), model_identity=model_identity)
+
+
+@pytest.fixture(scope="session")
+def bundled_kb(models, tmp_path_factory) -> KnowledgeBase:
+    """The shipped kb/ indexed once for the session, with the default abstention threshold."""
+    from agent.settings import Settings
+
+    index = make_index(REPO / "kb", tmp_path_factory.mktemp("bundled") / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    return KnowledgeBase(index, models.embedder, abstain_below=Settings().abstain_threshold)

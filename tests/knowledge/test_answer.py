@@ -1,0 +1,81 @@
+"""Grounded answers on the bundled KB: verbatim sentences, memory for follow-ups, abstention."""
+
+import asyncio
+import json
+
+import pytest
+
+from agent.knowledge.answer import ABSTAIN_TEXT, answer_kinds
+from agent.knowledge.memory import CallMemory
+from agent.knowledge.speakable import speakable
+from tests.conftest import REPO
+
+
+def test_answers_are_kb_sentences_verbatim_for_every_eval_case(bundled_kb):
+    memories: dict[str, CallMemory] = {}
+    for line in (REPO / "eval" / "cases.jsonl").read_text().splitlines():
+        case = json.loads(line)
+        reply = bundled_kb.compose(memories.setdefault(case["call"], CallMemory()), case["say"])
+        if reply.abstained:
+            assert reply.sentences == (ABSTAIN_TEXT,) and reply.sources == ()
+            continue
+        passages = " ".join(p.text for p in reply.passages)
+        for sentence in reply.sentences:
+            assert sentence in passages, (case["id"], sentence)
+        answer_words = set(reply.text.lower().split())
+        assert answer_words <= set(passages.lower().split())
+
+
+def test_a_follow_up_is_retrieved_with_the_previous_turn(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "Tell me about the Warm Care plan.")
+    with_memory = bundled_kb.compose(memory, "How much is it?")
+    without_memory = bundled_kb.compose(CallMemory(), "How much is it?")
+    assert "$12 a month" in with_memory.text and with_memory.sources[0].path == "warm-care-plan.md"
+    assert "$12 a month" not in without_memory.text
+
+
+def test_and_on_saturday_follows_the_hours_question(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "What are your opening hours during the week?")
+    assert "9 a.m. to 1 p.m." in bundled_kb.compose(memory, "And on Saturday?").text
+
+
+@pytest.mark.parametrize("question", ["Can I order a large pepperoni pizza?", "What will the weather be like tomorrow?",
+                                      "Who is the chief executive of the company?"])
+def test_out_of_kb_questions_are_declined(bundled_kb, question):
+    reply = bundled_kb.compose(CallMemory(), question)
+    assert reply.abstained and reply.text == ABSTAIN_TEXT and reply.evidence < bundled_kb.abstain_below
+
+
+def test_a_fact_split_across_chunks_is_answered(bundled_kb):
+    reply = bundled_kb.compose(CallMemory(), "How do I open the amber valve?")
+    assert "quarter turn counter-clockwise" in reply.text
+
+
+def test_the_stream_yields_speakable_sentences_with_their_sources(bundled_kb):
+    async def collect():
+        return [chunk async for chunk in bundled_kb.answer(CallMemory(), "What does the code orchid 47 give me?")]
+
+    chunks = asyncio.run(collect())
+    assert chunks and not chunks[0].abstained
+    assert chunks[0].spoken == speakable(chunks[0].text) and "Orchid, four seven" in chunks[0].spoken
+    assert chunks[0].sources[0].path == "promotions-and-faq.txt"
+
+
+def test_every_answer_is_remembered_for_the_next_question(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "Where is your office?")
+    assert memory.turns[-1].question == "Where is your office?" and "Quarry Lane" in memory.turns[-1].answer
+
+
+def test_the_vocabulary_hint_names_the_kb_proper_nouns_and_codes(bundled_kb):
+    hint = bundled_kb.vocabulary_hint()
+    for term in ("Kestrel Home Heating", "Vaillant", "ORCHID-47", "E119", "Millbrook"):
+        assert term in hint
+
+
+@pytest.mark.parametrize(("question", "kinds"), [("How much is it?", ["money"]), ("Where is your office?", ["place"]),
+                                                 ("How long does it take?", ["duration"]), ("Is it safe?", [])])
+def test_answer_kinds(question, kinds):
+    assert answer_kinds(question) == kinds

@@ -1,0 +1,48 @@
+import pytest
+
+from agent.knowledge.memory import CallMemory, Turn, is_follow_up
+
+
+@pytest.mark.parametrize("question", ["How much is it?", "And on Saturday?", "What about oil furnaces?",
+                                      "Can I cancel it whenever I want?", "Saturday?"])
+def test_referential_questions_are_follow_ups(question):
+    assert is_follow_up(question)
+
+
+@pytest.mark.parametrize("question", ["What are your opening hours on weekdays?", "How much is the Warm Care plan?"])
+def test_self_contained_questions_are_not(question):
+    assert not is_follow_up(question)
+
+
+def test_memory_keeps_at_most_max_turns():
+    memory = CallMemory(max_turns=2, max_chars=10_000)
+    for i in range(5):
+        memory.add(Turn(f"question {i}", f"answer {i}"))
+    assert [t.question for t in memory.turns] == ["question 3", "question 4"]
+
+
+def test_memory_keeps_at_most_max_chars():
+    memory = CallMemory(max_turns=10, max_chars=100)
+    for i in range(5):
+        memory.add(Turn(f"question {i} " + "x" * 20, "answer " + "y" * 20))
+    assert sum(len(t.question) + len(t.answer) for t in memory.turns) <= 100
+    assert memory.turns[-1].question.startswith("question 4")
+
+
+def test_zero_turns_remembers_nothing():
+    memory = CallMemory(max_turns=0)
+    memory.add(Turn("q", "a"))
+    assert memory.query("and then?").context == ""
+
+
+def test_a_follow_up_carries_the_previous_question_and_topic():
+    memory = CallMemory()
+    memory.add(Turn("What are your weekday hours?", "We open at 8.", "Contact > Office hours"))
+    query = memory.query("And on Saturday?")
+    assert query.follow_up and query.topic == "Contact > Office hours"
+    assert query.expanded == "Contact > Office hours What are your weekday hours? And on Saturday?"
+
+
+def test_the_first_question_has_no_context():
+    query = CallMemory().query("And on Saturday?")
+    assert query.context == "" and query.expanded == "And on Saturday?"

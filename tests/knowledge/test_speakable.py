@@ -1,0 +1,26 @@
+import pytest
+
+from agent.knowledge.speakable import speakable
+
+
+@pytest.mark.parametrize(("text", "spoken"), [
+    ("Open from 8 a.m. to 6 p.m.", "Open from 8 AM to 6 PM."),
+    ("Open 9 a.m.–1 p.m. Saturday.", "Open 9 AM to 1 PM Saturday."),
+    ("It costs $89.", "It costs 89 dollars."),
+    ("From $2,800.", "From 2800 dollars."),
+    ("Only $12.50 or $1.", "Only 12 dollars and 50 cents or 1 dollar."),
+    ("Call us 24/7.", "Call us twenty-four seven."),
+    ("Use ORCHID-47 today.", "Use Orchid, four seven today."),
+    ("Error E119 shows.", "Error E, one one nine shows."),
+    ("Ring 555-0142.", "Ring five five five, zero one four two."),
+    ("Ring 1-800-555-0199.", "Ring one, eight zero zero, five five five, zero one nine nine."),
+    ("Email help@kestrel.example now.", "Email help at kestrel dot example now."),
+    ("About 45 min & 10% off.", "About 45 minutes and 10 percent off."),
+])
+def test_rewrites(text, spoken):
+    assert speakable(text) == spoken
+
+
+def test_plain_sentences_are_unchanged():
+    sentence = "The plan includes one annual boiler service every year."
+    assert speakable(sentence) == sentence

@@ -1,0 +1,35 @@
+from agent.knowledge.text import sentences, strip_inline_markdown, tokens
+
+
+def test_times_and_abbreviations_do_not_end_sentences():
+    text = "We open from 8 a.m. to 6 p.m. on weekdays. Ask Dr. Lee about it. It costs $2.50 each."
+    assert sentences(text) == ["We open from 8 a.m. to 6 p.m. on weekdays.", "Ask Dr. Lee about it.",
+                               "It costs $2.50 each."]
+
+
+def test_a_time_at_the_end_of_a_sentence_does_end_it():
+    assert sentences("We close at 6 p.m. On Saturdays we open at 9.") == [
+        "We close at 6 p.m.", "On Saturdays we open at 9."]
+
+
+def test_hard_wrapped_lines_make_one_sentence():
+    assert sentences("The filling loop is a braided\nsilver hose under the boiler.") == [
+        "The filling loop is a braided silver hose under the boiler."]
+
+
+def test_tokens_drop_stop_words_stem_and_spell_numbers_as_digits():
+    assert tokens("What are your opening hours on Saturdays? Twelve radiators") == [
+        "open", "hour", "saturday", "12", "radiat"]
+
+
+def test_codes_keep_their_letters_and_digits():
+    assert tokens("code ORCHID-47 and E119") == ["code", "orchid", "47", "e119"]
+
+
+def test_inline_markdown_is_reduced_to_words():
+    line = "See **the price list** and [our page](https://x.example) or `E119`, *now*."
+    assert strip_inline_markdown(line) == "See the price list and our page or E119, now."
+
+
+def test_underscores_in_addresses_survive():
+    assert strip_inline_markdown("mail help_desk@x.example") == "mail help_desk@x.example"
