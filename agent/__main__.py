@@ -8,14 +8,19 @@ import logging
 import os
 import signal
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from agent import __version__, logs
 from agent import settings as settings_module
+from agent.knowledge.base import KnowledgeBase, open_knowledge
+from agent.knowledge.embedder import ARCHITECTURES, Embedder
+from agent.knowledge.memory import CallMemory
+from agent.knowledge.progress import RefreshProgress
 from agent.logs import event
 from agent.models.fetch import fetch_models
 from agent.models.load import load_all, resolve_all
 from agent.models.manifest import load_manifest
-from agent.models.verify import ModelError
+from agent.models.verify import ModelError, identity, resolve
 from agent.settings import Settings, SettingsError
 
 log = logging.getLogger("agent")
@@ -38,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("names", nargs="*", help="manifest names to fetch (default: the default models and "
                         "any manifest model the settings choose)")
     models.add_argument("--all", action="store_true", help="fetch every model in the manifest")
+    kb = commands.add_parser("kb", parents=[shared], help="refresh the KB index, or ask it a question")
+    kb.add_argument("action", choices=("refresh", "ask"))
+    kb.add_argument("question", nargs="*", help="for ask: the question, as a caller would say it")
     return parser
 
 
@@ -72,9 +80,40 @@ def command_check(settings: Settings) -> int:
     return 0
 
 
+def knowledge_only(settings: Settings) -> KnowledgeBase:
+    """The knowledge base with just the embedder loaded (for the kb command)."""
+    model = resolve("embedder", settings.embed_model, settings.embed_model_path, settings.models_path,
+                    load_manifest())
+    embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
+                        threads=settings.model_threads)
+    return open_knowledge(settings, embedder, identity(model))
+
+
+def command_kb(args: argparse.Namespace, settings: Settings) -> int:
+    knowledge = knowledge_only(settings)
+    report = knowledge.index.refresh(RefreshProgress())
+    if args.action == "refresh":
+        print(f"added {report.added}, changed {report.changed}, deleted {report.deleted}, "
+              f"unchanged {report.unchanged}; {report.chunks} chunks in {report.seconds:.2f}s")
+        for path, reason in report.rejected.items():
+            print(f"rejected {path}: {reason}")
+        if not report.ok:
+            print(f"refresh failed, previous index kept: {report.error}", file=sys.stderr)
+        return 0 if report.ok else 1
+    reply = knowledge.compose(CallMemory(), " ".join(args.question))
+    print(reply.text)
+    for source in reply.sources:
+        print(f"  source: {source.path} ({source.heading})")
+    print(f"  evidence {reply.evidence:.2f}, retrieval {reply.retrieval_ms:.1f} ms, answer {reply.answer_ms:.1f} ms")
+    return 0
+
+
 async def serve(settings: Settings) -> None:
     resolved = resolve_all(settings)
-    await asyncio.to_thread(load_all, settings, resolved)
+    models = await asyncio.to_thread(load_all, settings, resolved)
+    workers = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
+    knowledge = open_knowledge(settings, models.embedder, identity(resolved["embedder"]), workers)
+    await asyncio.to_thread(knowledge.index.refresh, RefreshProgress())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -82,6 +121,7 @@ async def serve(settings: Settings) -> None:
     event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
           http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
     await stop.wait()
+    workers.shutdown(wait=False, cancel_futures=True)
     event(log, "agent.stopped")
 
 
@@ -98,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             return command_models(args, settings)
         if args.command == "check":
             return command_check(settings)
+        if args.command == "kb":
+            return command_kb(args, settings)
         asyncio.run(serve(settings))
         return 0
     except ModelError as exc:

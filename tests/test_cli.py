@@ -55,3 +55,25 @@ def test_logs_are_one_structured_event_per_line():
 def test_models_list_shows_the_optional_whisper_base():
     result = run_agent("models", "list")
     assert result.returncode == 0 and "whisper-base" in result.stdout and "optional" in result.stdout
+
+
+def test_kb_refresh_reports_counts_and_rejections(tmp_path, settings):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "hours.md").write_text("# Hours\n\nWe open at 8 a.m.\n")
+    (kb / "bad.md").write_bytes(b"\xff\xfe\x00")
+    env = {"AGENT_KB_DIR": str(kb), "AGENT_DATA_DIR": str(tmp_path / "data"),
+           "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
+    first = run_agent("kb", "refresh", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "added 1, changed 0, deleted 0, unchanged 0; 1 chunks" in first.stdout
+    assert "rejected bad.md: not UTF-8" in first.stdout
+    second = run_agent("kb", "refresh", env=env)
+    assert "added 0, changed 0, deleted 0, unchanged 1" in second.stdout
+
+
+def test_kb_ask_answers_from_the_bundled_kb(tmp_path, settings):
+    env = {"AGENT_DATA_DIR": str(tmp_path), "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
+    result = run_agent("kb", "ask", "Do you take cheques?", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("We do not accept cheques.") and "source: prices.md" in result.stdout

@@ -161,7 +161,7 @@ class KnowledgeIndex:
             upserts = self._embed_documents(to_embed, progress)
             if upserts or deletes or rebuild_all:
                 self.store.apply(self.fingerprint, upserts, deletes)
-                self.snapshot = Snapshot.build(self.store.load(), self._embedder.dim)
+                self.snapshot = self._next_snapshot(upserts, deletes, rebuild_all)
         except Exception as exc:  # embedding, disk or database failure: keep the previous index
             report.error = f"{type(exc).__name__}: {exc}"
             event(log, "kb.refresh_failed", logging.ERROR, error=report.error)
@@ -171,6 +171,16 @@ class KnowledgeIndex:
               unchanged=report.unchanged, rejected=len(report.rejected), chunks=report.chunks,
               seconds=round(report.seconds, 3), ok=report.ok)
         return report
+
+    def _next_snapshot(self, upserts: list[tuple[Document, list[IndexedChunk]]], deletes: list[str],
+                       rebuild_all: bool) -> Snapshot:
+        """The committed index as a new snapshot: unchanged chunks are reused from the current one
+        (what the database now holds, without reading it back)."""
+        replaced = {document.path for document, _ in upserts} | set(deletes)
+        kept = [] if rebuild_all else [c for c in self.snapshot.chunks if c.chunk.path not in replaced]
+        fresh = [c for _, chunks in upserts for c in chunks]
+        merged = sorted(kept + fresh, key=lambda c: (c.chunk.path, c.chunk.ordinal))
+        return Snapshot.build(merged, self._embedder.dim)
 
     def _embed_documents(self, documents: list[Document], progress: Progress | None
                          ) -> list[tuple[Document, list[IndexedChunk]]]:
@@ -194,7 +204,7 @@ class KnowledgeIndex:
             out.append((document, indexed))
         return out
 
-    def _embed_in_batches(self, texts: list[str], progress: Progress | None, batch: int = 64) -> np.ndarray:
+    def _embed_in_batches(self, texts: list[str], progress: Progress | None, batch: int = 256) -> np.ndarray:
         parts = []
         for start in range(0, len(texts), batch):
             parts.append(self._embedder.embed(texts[start:start + batch]))

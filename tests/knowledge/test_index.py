@@ -168,3 +168,15 @@ def test_one_refresh_at_a_time(tmp_path, embedder):
         except RefreshBusy:
             pass
     assert index.refresh(wait=False).ok
+
+
+def test_the_refreshed_snapshot_matches_what_a_restart_would_load(tmp_path, embedder):
+    kb = _three_docs(tmp_path)
+    index = make_index(kb, tmp_path / "i.db", embedder)
+    index.refresh()
+    _write(kb, "a-first.md", "# A\n\nSorted before the others.\n")
+    (kb / "prices.md").unlink()
+    index.refresh()
+    reloaded = make_index(kb, tmp_path / "i.db", embedder).snapshot
+    assert [c.chunk.id for c in index.snapshot.chunks] == [c.chunk.id for c in reloaded.chunks]
+    assert (index.snapshot.vectors == reloaded.vectors).all()

@@ -1,0 +1,33 @@
+import pytest
+
+from eval.scoring import char_error_rate, normalize, number_to_words, word_error_rate
+
+
+@pytest.mark.parametrize(("n", "words"), [(0, "zero"), (7, "seven"), (15, "fifteen"), (40, "forty"),
+                                          (45, "forty five"), (100, "one hundred"), (149, "one hundred forty nine"),
+                                          (2800, "two thousand eight hundred"), (1_000_000, "one million")])
+def test_number_to_words(n, words):
+    assert number_to_words(n) == words
+
+
+def test_normalize_folds_case_punctuation_and_numbers():
+    assert normalize("It's $2,800 — call 24/7!") == "it's two thousand eight hundred call twenty four seven"
+    assert normalize("Fifteen PSI") == normalize("15 psi")
+
+
+def test_long_digit_strings_are_read_digit_by_digit():
+    assert normalize("5550142999") == "five five five zero one four two nine nine nine"
+
+
+def test_word_error_rate_counts_substitutions_insertions_and_deletions():
+    assert word_error_rate("check the status of my order", "check my status of order") == pytest.approx(2 / 6)
+    assert word_error_rate("a b c", "a b c d") == pytest.approx(1 / 3)
+    assert word_error_rate("", "") == 0.0 and word_error_rate("", "x") == 1.0
+
+
+def test_numbers_as_digits_or_words_are_not_errors():
+    assert word_error_rate("press one for sales", "Press 1 for sales.") == 0.0
+
+
+def test_char_error_rate():
+    assert char_error_rate("abcd", "abed") == pytest.approx(1 / 4)
