@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from agent import __version__, logs
 from agent import settings as settings_module
+from agent.app import Agent
 from agent.knowledge.base import KnowledgeBase, open_knowledge
 from agent.knowledge.embedder import ARCHITECTURES, Embedder
 from agent.knowledge.memory import CallMemory
@@ -114,6 +115,8 @@ async def serve(settings: Settings) -> None:
     workers = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     knowledge = open_knowledge(settings, models.embedder, identity(resolved["embedder"]), workers)
     await asyncio.to_thread(knowledge.index.refresh, RefreshProgress())
+    agent = Agent(settings, models, knowledge, workers)
+    await agent.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -121,6 +124,7 @@ async def serve(settings: Settings) -> None:
     event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
           http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
     await stop.wait()
+    await agent.stop()
     workers.shutdown(wait=False, cancel_futures=True)
     event(log, "agent.stopped")
 

@@ -80,8 +80,13 @@ class Settings:
 
     # --- calls
     max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here.", low=1, high=256)
-    call_max_duration_s: int = setting(900, "Hang up calls longer than this.", low=10, high=86400)
-    call_silence_timeout_s: int = setting(60, "Hang up when the caller says nothing for this long.", low=5, high=3600)
+    max_call_s: int = setting(900, "Say goodbye and hang up calls longer than this.", low=10, high=86400)
+    inactivity_s: int = setting(20, "Caller silent this long: ask if they are still there; again: hang up.",
+                                low=3, high=3600)
+    dead_call_s: int = setting(30, "Hang up when no RTP has arrived for this long.", low=5, high=3600)
+    greeting: str = setting("Hello, thanks for calling. How can I help you?", "Spoken when a call is answered.")
+    echo_gate_db: float = setting(-9.0, "While the agent speaks, caller audio must be louder than the agent's "
+                                  "recent output by this much to count (echo rejection).", low=-40, high=0)
 
     # --- logs
     log_level: str = setting("info", "Lowest level logged.", choices=_LOG_LEVELS)

@@ -1,0 +1,42 @@
+"""Telling the caller's voice from the agent's own voice coming back on an echoing line.
+
+Pure. The media clock records how loud each outbound frame was; an inbound
+window counts as the caller only when it is louder than the loudest recent
+outbound frame by more than `ratio_db`. Echo returns attenuated (−12 dB on
+the test line), a caller talking over the agent does not.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+
+def rms(samples: np.ndarray) -> float:
+    """Root mean square of int16 or float samples, in the samples' own units."""
+    if len(samples) == 0:
+        return 0.0
+    return float(np.sqrt(np.mean(np.asarray(samples, dtype=np.float64) ** 2)))
+
+
+class EchoGate:
+    """Remembers recent outbound loudness; admits inbound audio that cannot be its echo."""
+
+    def __init__(self, ratio_db: float = -9.0, memory_frames: int = 15) -> None:
+        self.ratio = 10 ** (ratio_db / 20)
+        self._outbound: deque[float] = deque([0.0] * memory_frames, maxlen=memory_frames)
+
+    def played(self, outbound_rms: float) -> None:
+        """Record one outbound frame (call once per media tick, silence included)."""
+        self._outbound.append(outbound_rms)
+
+    @property
+    def reference(self) -> float:
+        """Loudest outbound frame within the echo memory (about 300 ms)."""
+        return max(self._outbound)
+
+    def admits(self, inbound_rms: float) -> bool:
+        """True when the inbound audio is too loud to be echo of what was just played."""
+        reference = self.reference
+        return reference == 0.0 or inbound_rms > reference * self.ratio

@@ -1,0 +1,42 @@
+"""What happened on a call, turn by turn (kept for metrics and call records)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TurnRecord:
+    """One caller utterance and the agent's reply."""
+
+    started: float
+    transcript: str = ""
+    answer: list[str] = field(default_factory=list)
+    """Sentences spoken, as written in the KB."""
+    sources: list[str] = field(default_factory=list)
+    abstained: bool = False
+    outcome: str = "pending"
+    """answered, interrupted (barge-in or hold), or failed: <error>."""
+    asr_ms: float | None = None
+    """End of caller speech to transcript."""
+    first_audio_ms: float | None = None
+    """End of caller speech to the first answer audio queued for playout."""
+
+
+@dataclass
+class CallRecord:
+    """One call from INVITE to BYE."""
+
+    sip_call_id: str
+    remote: str
+    dialed: str
+    started: float
+    ended: float | None = None
+    codec: str = ""
+    outcome: str = ""
+    reason: str = ""
+    turns: list[TurnRecord] = field(default_factory=list)
+    barge_ins: int = 0
+    dtmf: list[str] = field(default_factory=list)
+    last_caller_speech: float = 0.0
+    """Event-loop time the caller was last heard (for the inactivity timer)."""

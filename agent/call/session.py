@@ -1,0 +1,229 @@
+"""One phone call, wired end to end: line audio → VAD → turns → ASR → knowledge → voice → playout.
+
+This is the one place the whole pipeline is visible. pjsua2's threads reach
+it only through the `on_*` methods, which hop onto the event loop; models run
+in worker threads; the loop itself only moves frames and events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import Executor
+
+import numpy as np
+
+from agent.audio.pcm import int16_to_float
+from agent.call.echo import EchoGate, rms
+from agent.call.record import CallRecord, TurnRecord
+from agent.call.turns import SpeechEnded, SpeechStarted, TurnConfig, TurnDetector
+from agent.call.voice import Phrases, Voice
+from agent.knowledge.base import KnowledgeBase
+from agent.knowledge.memory import CallMemory
+from agent.logs import event
+from agent.sip.leg import CallLeg
+from agent.speech.asr import Transcriber
+from agent.speech.vad import WINDOW, SileroVad
+
+log = logging.getLogger(__name__)
+
+
+class CallSession:
+    """Runs one call until it ends; `run()` is its task."""
+
+    def __init__(self, leg: CallLeg, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
+                 knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
+                 models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
+                 dead_call_s: float) -> None:
+        self.leg, self._loop = leg, loop
+        self._transcriber, self._knowledge, self._voice, self._phrases = transcriber, knowledge, voice, phrases
+        self._vad, self._turns, self._models, self._memory = vad, TurnDetector(turn_config), models, memory
+        self._gate = EchoGate(echo_gate_db)
+        self._limits = (inactivity_s, max_call_s, dead_call_s)
+        self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
+        self._pending = np.zeros(0, dtype=np.int16)
+        self._reply: asyncio.Task | None = None
+        self._reply_cancel = threading.Event()
+        self._last_reply = np.zeros(0, dtype=np.int16)
+        self._held = False
+        self._media = asyncio.Event()
+        self._ended = asyncio.Event()
+        self.record = CallRecord(leg.sip_call_id, leg.remote, leg.dialed, time.time())
+
+    # --- called from pjsua2 threads
+    def on_media(self, codec: str, clock_rate: int) -> None:
+        self._loop.call_soon_threadsafe(self._media_ready, codec, clock_rate)
+
+    def on_hold(self, held: bool) -> None:
+        self._loop.call_soon_threadsafe(self._set_hold, held)
+
+    def on_dtmf(self, digit: str) -> None:
+        self._loop.call_soon_threadsafe(self._dtmf, digit)
+
+    def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
+        self._loop.call_soon_threadsafe(self._frames.put_nowait, (pcm, outbound_rms))
+
+    def on_ended(self, reason: str) -> None:
+        self._loop.call_soon_threadsafe(self._end, reason)
+
+    # --- event loop
+    def _media_ready(self, codec: str, clock_rate: int) -> None:
+        if not self._media.is_set():
+            self.record.codec = f"{codec}/{clock_rate}"
+            event(log, "call.media", call=self.leg.sip_call_id, codec=self.record.codec)
+            self._media.set()
+            self._say(self._phrases.greeting)
+
+    def _set_hold(self, held: bool) -> None:
+        if held and not self._held:
+            self._interrupt()
+            event(log, "call.hold", call=self.leg.sip_call_id)
+        self._held = held
+
+    def _dtmf(self, digit: str) -> None:
+        self.record.dtmf.append(digit)
+        event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
+        if digit == "*" and len(self._last_reply) and not self._held:
+            self._interrupt()
+            self._say(self._last_reply)
+
+    def _end(self, reason: str) -> None:
+        if not self._ended.is_set():
+            self.record.outcome = self.record.outcome or "caller hung up"
+            self.record.reason = reason
+            self._ended.set()
+            self._frames.put_nowait(None)
+
+    def _say(self, pcm: np.ndarray) -> None:
+        self.leg.playout.push(pcm)
+        self.leg.playout.finish()
+
+    @property
+    def agent_speaking(self) -> bool:
+        return (self._reply is not None and not self._reply.done()) or self.leg.playout.pending_frames > 0
+
+    def _interrupt(self) -> int:
+        """Barge-in and hold: silence from the next frame on, and stop making the rest of the answer."""
+        dropped = self.leg.playout.clear()
+        self._reply_cancel.set()
+        if self._reply is not None and not self._reply.done():
+            self._reply.cancel()
+        return dropped
+
+    async def run(self) -> CallRecord:
+        """Process the call's audio until it ends, enforcing its time limits."""
+        watchdog = asyncio.create_task(self._watch_limits())
+        try:
+            while (item := await self._frames.get()) is not None:
+                await self._on_frame(*item)
+        finally:
+            watchdog.cancel()
+            self._interrupt()
+            self.record.ended = time.time()
+            event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
+                  turns=len(self.record.turns), barge_ins=self.record.barge_ins,
+                  seconds=round(self.record.ended - self.record.started, 1))
+        return self.record
+
+    async def _on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
+        self._gate.played(outbound_rms)
+        if self._held:
+            return
+        self._pending = np.concatenate([self._pending, pcm])
+        while len(self._pending) >= WINDOW:
+            window, self._pending = self._pending[:WINDOW], self._pending[WINDOW:]
+            samples = int16_to_float(window)
+            probability = await self._loop.run_in_executor(None, self._vad.window_probability, samples)
+            if self.agent_speaking and not self._gate.admits(rms(window)):
+                probability = 0.0  # the agent's own voice coming back: not the caller
+            for turn_event in self._turns.push(samples, probability):
+                self._on_turn(turn_event)
+
+    def _on_turn(self, turn_event: SpeechStarted | SpeechEnded) -> None:
+        self.record.last_caller_speech = self._loop.time()
+        if isinstance(turn_event, SpeechStarted):
+            if self.agent_speaking:
+                dropped = self._interrupt()
+                self.record.barge_ins += 1
+                event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
+            return
+        self._interrupt()
+        self._reply_cancel = threading.Event()
+        self._reply = asyncio.create_task(self._answer(turn_event, self._loop.time()))
+
+    async def _answer(self, utterance: SpeechEnded, speech_end: float) -> None:
+        """One turn: transcribe, answer, speak sentence by sentence. Errors become a spoken apology."""
+        turn = TurnRecord(started=time.time())
+        cancelled = self._reply_cancel
+        try:
+            hint = self._knowledge.vocabulary_hint()
+            transcript = await self._loop.run_in_executor(self._models, self._transcriber.transcribe,
+                                                          utterance.audio, hint)
+            turn.asr_ms = (self._loop.time() - speech_end) * 1000
+            turn.transcript = transcript.text
+            if len(transcript.text.strip(" .?!,")) < 2:
+                return  # a cough or a click: nothing to answer
+            spoken = []
+            async for chunk in self._knowledge.answer(self._memory, transcript.text):
+                pcm = await self._loop.run_in_executor(self._models, self._voice.speak, chunk.spoken, cancelled)
+                if turn.first_audio_ms is None:
+                    turn.first_audio_ms = (self._loop.time() - speech_end) * 1000
+                self._say(pcm)
+                spoken.append(pcm)
+                turn.answer.append(chunk.text)
+                turn.sources = [f"{s.path}#{s.chunk_id}" for s in chunk.sources]
+                turn.abstained = chunk.abstained
+            self._last_reply = np.concatenate(spoken) if spoken else self._last_reply
+            turn.outcome = "answered"
+        except asyncio.CancelledError:
+            turn.outcome = "interrupted"
+            raise
+        except Exception as exc:
+            turn.outcome = f"failed: {type(exc).__name__}"
+            event(log, "call.turn_failed", logging.ERROR, call=self.leg.sip_call_id, error=type(exc).__name__)
+            self._say(self._phrases.apology)
+        finally:
+            if turn.transcript:
+                self.record.turns.append(turn)
+                event(log, "call.turn", call=self.leg.sip_call_id, outcome=turn.outcome,
+                      asr_ms=round(turn.asr_ms or 0), first_audio_ms=round(turn.first_audio_ms or 0))
+
+    async def _watch_limits(self) -> None:
+        """Inactivity prompt and hang-up, maximum call length, and dead calls (no RTP)."""
+        inactivity_s, max_call_s, dead_call_s = self._limits
+        started = self._loop.time()
+        self.record.last_caller_speech = started
+        asked_at: float | None = None
+        packets, packets_changed = -1, started
+        while True:
+            await asyncio.sleep(0.5)
+            now = self._loop.time()
+            if now - started > max_call_s:
+                return await self._goodbye("maximum call length")
+            count = await asyncio.wrap_future(self.leg.query(lambda call: call.rtp_packets_received()))
+            if count != packets:
+                packets, packets_changed = count, now
+            elif now - packets_changed > dead_call_s:
+                self.record.outcome = "dead call (no RTP)"
+                return self.leg.hang_up()
+            if self.agent_speaking or self._held:
+                self.record.last_caller_speech = max(self.record.last_caller_speech, now - 0.5)
+                continue
+            if asked_at is not None and self.record.last_caller_speech > asked_at:
+                asked_at = None  # they answered
+            if now - self.record.last_caller_speech > inactivity_s:
+                if asked_at is not None:
+                    return await self._goodbye("caller silent")
+                asked_at = now
+                self._say(self._phrases.still_there)
+                self.record.last_caller_speech = now
+
+    async def _goodbye(self, outcome: str) -> None:
+        self.record.outcome = outcome
+        self._interrupt()
+        self._say(self._phrases.goodbye)
+        while self.leg.playout.pending_frames and not self._ended.is_set():
+            await asyncio.sleep(0.05)
+        self.leg.hang_up()

@@ -1,0 +1,121 @@
+"""Turn-taking: an explicit state machine over VAD probabilities, quiet → starting → speaking → stopping.
+
+Pure: it is fed one (window, probability) pair per 512-sample VAD window and
+returns events. Time is counted in windows, so the segmentation is the same
+however the audio was chunked on its way here.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+WINDOW_MS = 32
+"""One Silero window: 512 samples at 16 kHz."""
+
+
+class TurnState(enum.Enum):
+    QUIET = "quiet"
+    STARTING = "starting"
+    SPEAKING = "speaking"
+    STOPPING = "stopping"
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """The caller has been speaking for the minimum speech time (barge-in may act on this)."""
+
+    window: int
+    """Index of the window where speech began."""
+
+
+@dataclass(frozen=True)
+class SpeechEnded:
+    """The caller finished an utterance."""
+
+    audio: np.ndarray
+    """float32 16 kHz audio of the utterance, with a short lead-in."""
+    window: int
+    """Index of the last voiced window."""
+    truncated: bool
+    """Cut at the maximum utterance length rather than by silence."""
+
+
+@dataclass(frozen=True)
+class TurnConfig:
+    threshold: float = 0.5
+    min_speech_ms: int = 200
+    hangover_ms: int = 600
+    max_utterance_s: float = 15.0
+    lead_in_ms: int = 192
+    """Audio kept from before speech was detected, so the first syllable is not clipped."""
+
+    def windows(self, ms: float) -> int:
+        return max(1, round(ms / WINDOW_MS))
+
+
+class TurnDetector:
+    """Segments a stream of VAD windows into utterances."""
+
+    def __init__(self, config: TurnConfig) -> None:
+        self.config = config
+        self.state = TurnState.QUIET
+        self._index = -1
+        self._lead_in: deque[np.ndarray] = deque(maxlen=config.windows(config.lead_in_ms))
+        self._utterance: list[np.ndarray] = []
+        self._run = 0
+        """Consecutive windows supporting the pending transition."""
+        self._start = 0
+        self._last_voiced = 0
+
+    def push(self, window: np.ndarray, probability: float) -> list[SpeechStarted | SpeechEnded]:
+        """Advance by one window; return the events it caused."""
+        self._index += 1
+        cfg = self.config
+        voiced = probability >= cfg.threshold
+        # Hysteresis: once speaking, a slightly lower probability still counts as speech.
+        still_voiced = probability >= cfg.threshold - 0.15
+        events: list[SpeechStarted | SpeechEnded] = []
+        if self.state is TurnState.QUIET:
+            if voiced:
+                self.state, self._run, self._start = TurnState.STARTING, 1, self._index
+                self._utterance = [*self._lead_in, window]
+            else:
+                self._lead_in.append(window)
+        elif self.state is TurnState.STARTING:
+            self._utterance.append(window)
+            if voiced:
+                self._run += 1
+                if self._run >= cfg.windows(cfg.min_speech_ms):
+                    self.state, self._last_voiced = TurnState.SPEAKING, self._index
+                    events.append(SpeechStarted(self._start))
+            else:
+                self._reset(keep=window)
+        else:
+            self._utterance.append(window)
+            if still_voiced:
+                self.state, self._last_voiced = TurnState.SPEAKING, self._index
+            elif self.state is TurnState.SPEAKING:
+                self.state = TurnState.STOPPING
+            if self.state is TurnState.STOPPING and self._index - self._last_voiced >= cfg.windows(cfg.hangover_ms):
+                events.append(self._end(truncated=False))
+            elif len(self._utterance) >= cfg.windows(cfg.max_utterance_s * 1000):
+                events.append(self._end(truncated=True))
+        return events
+
+    def _end(self, truncated: bool) -> SpeechEnded:
+        keep = len(self._utterance) - (self._index - self._last_voiced) if not truncated else len(self._utterance)
+        audio = np.concatenate(self._utterance[:keep]).astype(np.float32)
+        event = SpeechEnded(audio, self._last_voiced, truncated)
+        self._reset()
+        return event
+
+    def _reset(self, keep: np.ndarray | None = None) -> None:
+        self.state = TurnState.QUIET
+        self._run = 0
+        self._lead_in.clear()
+        self._lead_in.extend(self._utterance[-self._lead_in.maxlen:] if keep is not None else [])
+        self._utterance = []

@@ -1,0 +1,187 @@
+"""The SIP user agent: one pjsua2 Endpoint, driven from its own thread.
+
+pjsua2 calls back from the thread that polls it, and wants every API call
+made from a thread it knows; so one "sip" thread owns the Endpoint, polls
+it, and runs the commands the asyncio side queues with `call_soon`. Call
+events travel the other way with `loop.call_soon_threadsafe`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pjsua2 as pj
+
+from agent.logs import event
+from agent.sip.leg import CallLeg, CallObserver, SipCall
+from agent.sip.port import BRIDGE_RATE
+
+log = logging.getLogger(__name__)
+
+# G.722 first (wideband), then G.711; nothing else is offered or accepted.
+CODEC_PRIORITIES = {"G722/16000/1": 255, "PCMU/8000/1": 254, "PCMA/8000/1": 253}
+
+
+@dataclass(frozen=True)
+class SipConfig:
+    host: str
+    port: int
+    rtp_port_min: int
+    rtp_port_max: int
+    max_calls: int
+    user_agent: str = "offline-phone-agent"
+
+
+class AgentAccount(pj.Account):
+    """Receives every INVITE to this address, whatever the user part."""
+
+    def __init__(self, endpoint: SipEndpoint) -> None:
+        super().__init__()
+        self._endpoint = endpoint
+
+    def onIncomingCall(self, prm: pj.OnIncomingCallParam) -> None:  # noqa: N802 - pjsua2 callback name
+        self._endpoint.incoming(self, prm.callId)
+
+
+class SipEndpoint:
+    """Owns pjsua2 for the process; `start()` returns once SIP is listening."""
+
+    def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver]) -> None:
+        self.config = config
+        self._new_call = new_call
+        self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._calls: dict[int, SipCall] = {}
+        self._stopping = threading.Event()
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="sip", daemon=True)
+        self.listening = False
+
+    # --- asyncio side
+    def start(self, timeout: float = 10.0) -> None:
+        self._thread.start()
+        if not self._started.wait(timeout):
+            raise RuntimeError("SIP endpoint did not start in time")
+        if self._error is not None:
+            reason = getattr(self._error, "info", lambda: str(self._error))()
+            raise RuntimeError(f"SIP endpoint failed to start on {self.config.host}:{self.config.port}: "
+                               f"{reason}") from None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        self._thread.join(timeout)
+
+    def call_soon(self, command: Callable[[], None]) -> None:
+        """Run `command` on the SIP thread (every pjsua2 call goes through here)."""
+        self._commands.put(command)
+
+    @property
+    def active_calls(self) -> int:
+        return len(self._calls)
+
+    # --- SIP thread
+    def _run(self) -> None:
+        try:
+            self._endpoint = self._create()
+        except BaseException as exc:  # reported to start()
+            self._error = exc
+            self._destroy_failed_start()
+            self._started.set()
+            return
+        self.listening = True
+        self._started.set()
+        event(log, "sip.listening", host=self.config.host, port=self.config.port, transports="udp,tcp")
+        try:
+            while not self._stopping.is_set():
+                self._endpoint.libHandleEvents(10)
+                self._drain()
+        finally:
+            self.listening = False
+            self._shutdown()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                command = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                command()
+            except Exception:
+                log.exception("sip.command_failed")
+
+    def _destroy_failed_start(self) -> None:
+        endpoint = getattr(self, "_partial", None)
+        if endpoint is not None:
+            try:
+                endpoint.libDestroy()
+            except Exception:
+                log.exception("sip.destroy_failed")
+
+    def _create(self) -> pj.Endpoint:
+        endpoint = self._partial = pj.Endpoint()
+        endpoint.libCreate()
+        config = pj.EpConfig()
+        config.uaConfig.threadCnt = 0  # SIP events are handled on this thread, in libHandleEvents
+        config.uaConfig.mainThreadOnly = False
+        config.uaConfig.maxCalls = self.config.max_calls + 4  # room to answer 486 beyond the limit
+        config.uaConfig.userAgent = self.config.user_agent
+        config.medConfig.clockRate = BRIDGE_RATE
+        config.medConfig.sndClockRate = BRIDGE_RATE
+        config.medConfig.noVad = True
+        config.medConfig.ecTailLen = 0
+        config.logConfig.level = 1
+        config.logConfig.consoleLevel = 1
+        endpoint.libInit(config)
+        transport = pj.TransportConfig()
+        transport.port = self.config.port
+        transport.boundAddress = self.config.host
+        transport.publicAddress = self.config.host
+        endpoint.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
+        endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP, transport)
+        endpoint.libStart()
+        # No sound card: the null device's clock drives the conference bridge.
+        endpoint.audDevManager().setNullDev()
+        for codec in endpoint.codecEnum2():
+            endpoint.codecSetPriority(codec.codecId, CODEC_PRIORITIES.get(codec.codecId, 0))
+        account_config = pj.AccountConfig()
+        account_config.idUri = f"sip:agent@{self.config.host}:{self.config.port}"
+        media = account_config.mediaConfig.transportConfig
+        media.port = self.config.rtp_port_min
+        media.portRange = self.config.rtp_port_max - self.config.rtp_port_min
+        media.boundAddress = self.config.host
+        media.publicAddress = self.config.host
+        self._account = AgentAccount(self)
+        self._account.create(account_config, True)
+        return endpoint
+
+    def incoming(self, account: AgentAccount, call_id: int) -> None:
+        """An INVITE arrived: 486 beyond max_calls, else 180 and 200 and hand the call to the app."""
+        call = SipCall(account, call_id, self)
+        if len(self._calls) >= self.config.max_calls:
+            event(log, "call.rejected", status=486, active=len(self._calls))
+            call.reject(486)
+            self._calls[call_id] = call  # kept until pjsua2 reports it disconnected
+            return
+        self._calls[call_id] = call
+        leg = call.make_leg()
+        call.observer = self._new_call(leg)
+        call.ring_and_answer()
+
+    def forget(self, call_id: int) -> None:
+        """Drop a disconnected call (deferred: never inside its own callback)."""
+        self.call_soon(lambda: self._calls.pop(call_id, None))
+
+    def _shutdown(self) -> None:
+        try:
+            for call in list(self._calls.values()):
+                call.hang_up_now()
+            self._calls.clear()
+            self._endpoint.libDestroy()
+        except Exception:
+            log.exception("sip.shutdown_failed")
+        event(log, "sip.stopped")

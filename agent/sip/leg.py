@@ -1,0 +1,160 @@
+"""One SIP call as pjsua2 sees it (SipCall) and as the rest of the agent sees it (CallLeg).
+
+SipCall's callbacks run on the SIP thread (signalling) and the media clock
+thread (frames); they only translate pjsua2 state into CallObserver calls.
+CallLeg is the thread-safe handle the call session holds: identity, the
+playout queue, and commands that are queued to the SIP thread.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import pjsua2 as pj
+
+from agent.audio.playout import Playout
+from agent.logs import event
+from agent.sip.port import FRAME_SAMPLES, BridgePort
+
+if TYPE_CHECKING:
+    from agent.sip.endpoint import SipEndpoint
+
+log = logging.getLogger(__name__)
+
+
+class CallObserver(Protocol):
+    """What a call reports; called from pjsua2's threads, so implementations hop to their own."""
+
+    def on_media(self, codec: str, clock_rate: int) -> None: ...
+    def on_hold(self, held: bool) -> None: ...
+    def on_dtmf(self, digit: str) -> None: ...
+    def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None: ...
+    def on_ended(self, reason: str) -> None: ...
+
+
+def uri_user(uri: str) -> str:
+    """The user part of a SIP URI ('"Bob" <sip:200@host>' -> '200'), or '' when there is none."""
+    match = re.search(r"sips?:([^@;>]+)@", uri)
+    return match.group(1) if match else ""
+
+
+@dataclass
+class CallLeg:
+    """The call session's handle on a SIP call."""
+
+    sip_call_id: str
+    """The Call-ID header."""
+    remote: str
+    """The caller (From URI)."""
+    dialed: str
+    """User part of the To URI: the extension the caller dialled."""
+    playout: Playout
+    _endpoint: SipEndpoint = field(repr=False)
+    _call: SipCall = field(repr=False)
+
+    def hang_up(self) -> None:
+        """Send BYE (or a final response) from the SIP thread."""
+        self._endpoint.call_soon(self._call.hang_up_now)
+
+    def query(self, question: Callable[[SipCall], Any]) -> concurrent.futures.Future:
+        """Run `question(call)` on the SIP thread; await the result with asyncio.wrap_future."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def ask() -> None:
+            try:
+                future.set_result(question(self._call))
+            except Exception as exc:
+                future.set_exception(exc)
+
+        self._endpoint.call_soon(ask)
+        return future
+
+
+class SipCall(pj.Call):
+    """pjsua2's call object for one inbound call."""
+
+    def __init__(self, account: pj.Account, call_id: int, endpoint: SipEndpoint) -> None:
+        super().__init__(account, call_id)
+        self._endpoint = endpoint
+        self._pj_id = call_id
+        self.observer: CallObserver | None = None
+        self.playout = Playout(FRAME_SAMPLES)
+        self.port: BridgePort | None = None
+        self._audio_index = -1
+        self._ended = False
+
+    def make_leg(self) -> CallLeg:
+        info = self.getInfo()
+        return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint, self)
+
+    def _op(self, status: int) -> pj.CallOpParam:
+        prm = pj.CallOpParam()
+        prm.statusCode = status
+        return prm
+
+    def reject(self, status: int) -> None:
+        self.hangup(self._op(status))
+
+    def ring_and_answer(self) -> None:
+        self.answer(self._op(180))
+        self.answer(self._op(200))
+
+    def hang_up_now(self) -> None:
+        if not self._ended:
+            try:
+                self.hangup(self._op(200))
+            except pj.Error as exc:
+                event(log, "call.hangup_failed", logging.WARNING, reason=exc.reason)
+
+    def rtp_packets_received(self) -> int:
+        """RTP packets received on the audio stream so far (for dead-call detection)."""
+        if self._audio_index < 0:
+            return 0
+        return int(self.getStreamStat(self._audio_index).rtcp.rxStat.pkt)
+
+    # --- pjsua2 callbacks (SIP thread)
+    def onCallState(self, prm: pj.OnCallStateParam) -> None:  # noqa: N802
+        info = self.getInfo()
+        if info.state != pj.PJSIP_INV_STATE_DISCONNECTED or self._ended:
+            return
+        self._ended = True
+        if self.port is not None:
+            self.port.active = False
+        if self.observer is not None:
+            self.observer.on_ended(f"{info.lastStatusCode} {info.lastReason}".strip())
+        self._endpoint.forget(self._pj_id)
+
+    def onCallMediaState(self, prm: pj.OnCallMediaStateParam) -> None:  # noqa: N802
+        info = self.getInfo()
+        for index, media in enumerate(info.media):
+            if media.type != pj.PJMEDIA_TYPE_AUDIO:
+                continue
+            if media.status == pj.PJSUA_CALL_MEDIA_ACTIVE:
+                self._connect(index)
+                if self.observer is not None:
+                    stream = self.getStreamInfo(index)
+                    self.observer.on_media(stream.codecName, int(stream.codecClockRate))
+                    self.observer.on_hold(False)
+            elif self.observer is not None and media.status in (pj.PJSUA_CALL_MEDIA_LOCAL_HOLD,
+                                                                 pj.PJSUA_CALL_MEDIA_REMOTE_HOLD):
+                self.observer.on_hold(True)
+
+    def _connect(self, index: int) -> None:
+        if self.port is None and self.observer is not None:
+            self.port = BridgePort(f"call{self._pj_id}", self.playout, self.observer.on_frame)
+        if self.port is None:
+            return
+        audio = self.getAudioMedia(index)
+        audio.startTransmit(self.port)
+        self.port.startTransmit(audio)
+        self._audio_index = index
+
+    def onDtmfDigit(self, prm: pj.OnDtmfDigitParam) -> None:  # noqa: N802
+        if self.observer is not None:
+            self.observer.on_dtmf(prm.digit)

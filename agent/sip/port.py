@@ -1,0 +1,61 @@
+"""The per-call conference port: moves 20 ms frames between pjsua2's media clock and the call.
+
+pjsua2 calls onFrameRequested / onFrameReceived from its media clock thread
+once per 20 ms tick; they only pop from the playout queue and hand the
+received frame on, never run a model.
+
+Clock choice: the conference bridge and this port both run at 16 kHz
+(BRIDGE_RATE). A G.722 call is then never resampled on its way to the ASR or
+back (16 kHz throughout, full wideband). A PCMU/PCMA call is resampled once
+inbound, 8 → 16 kHz by the bridge on its way to this port, so the ASR gets
+16 kHz with no resampling of ours. Outbound, Piper's 22.05 kHz is resampled
+once by soxr to 16 kHz; a G.711 call then takes the bridge's 16 → 8 kHz
+step as well. That second outbound step is the price of one bridge for both
+codec families: a port at 8 kHz would resample twice in *both* directions
+(8 → 16 → 8 through the bridge), and a bridge at 8 kHz would cut G.722 to
+narrowband.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pjsua2 as pj
+
+from agent.audio.playout import Playout
+from agent.call.echo import rms
+
+BRIDGE_RATE = 16000
+FRAME_MS = 20
+FRAME_SAMPLES = BRIDGE_RATE * FRAME_MS // 1000
+
+FrameSink = Callable[[np.ndarray, float], None]
+"""sink(inbound int16 frame, loudness of the outbound frame played on the same tick)."""
+
+
+class BridgePort(pj.AudioMediaPort):
+    """A conference port at BRIDGE_RATE fed by a Playout and feeding a FrameSink."""
+
+    def __init__(self, name: str, playout: Playout, sink: FrameSink) -> None:
+        super().__init__()
+        self._playout = playout
+        self._sink = sink
+        self._last_outbound_rms = 0.0
+        self.active = True
+        fmt = pj.MediaFormatAudio()
+        fmt.init(pj.PJMEDIA_FORMAT_L16, BRIDGE_RATE, 1, FRAME_MS * 1000, 16)
+        self.createPort(name, fmt)
+
+    def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
+        pcm, _ = self._playout.pop()
+        self._last_outbound_rms = rms(pcm)
+        frame.type = pj.PJMEDIA_FRAME_TYPE_AUDIO
+        frame.buf = pj.ByteVector(pcm.tobytes())
+        frame.size = pcm.nbytes
+
+    def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
+        if not self.active or frame.type != pj.PJMEDIA_FRAME_TYPE_AUDIO or frame.size == 0:
+            return
+        pcm = np.frombuffer(bytes(frame.buf), dtype="<i2").astype(np.int16)
+        self._sink(pcm, self._last_outbound_rms)
