@@ -203,6 +203,8 @@ class CallSession:
             if now - started > max_call_s:
                 return await self._goodbye("maximum call length")
             count = await asyncio.wrap_future(self.leg.query(lambda call: call.rtp_packets_received()))
+            if count is None:
+                return  # the call is gone
             if count != packets:
                 packets, packets_changed = count, now
             elif now - packets_changed > dead_call_s:

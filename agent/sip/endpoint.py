@@ -172,9 +172,19 @@ class SipEndpoint:
         call.observer = self._new_call(leg)
         call.ring_and_answer()
 
+    def find(self, call_id: int) -> SipCall | None:
+        """The live call with this pjsua2 id (SIP thread only)."""
+        return self._calls.get(call_id)
+
     def forget(self, call_id: int) -> None:
-        """Drop a disconnected call (deferred: never inside its own callback)."""
-        self.call_soon(lambda: self._calls.pop(call_id, None))
+        """Drop a disconnected call (deferred: never inside its own callback). The call and its
+        conference port are released here, on the SIP thread."""
+        def drop() -> None:
+            call = self._calls.pop(call_id, None)
+            if call is not None:
+                call.port = None
+
+        self.call_soon(drop)
 
     def _shutdown(self) -> None:
         try:

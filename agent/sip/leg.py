@@ -56,19 +56,23 @@ class CallLeg:
     """User part of the To URI: the extension the caller dialled."""
     playout: Playout
     _endpoint: SipEndpoint = field(repr=False)
-    _call: SipCall = field(repr=False)
+    _pj_id: int = field(repr=False)
+    # Only the pjsua2 call id, never the SipCall itself: pjsua2 objects must be released on the
+    # SIP thread, and a reference held here could be dropped on any thread by the garbage collector.
 
     def hang_up(self) -> None:
         """Send BYE (or a final response) from the SIP thread."""
-        self._endpoint.call_soon(self._call.hang_up_now)
+        self.query(lambda call: call.hang_up_now())
 
     def query(self, question: Callable[[SipCall], Any]) -> concurrent.futures.Future:
-        """Run `question(call)` on the SIP thread; await the result with asyncio.wrap_future."""
+        """Run `question(call)` on the SIP thread; await the result with asyncio.wrap_future.
+        Resolves to None once the call is gone."""
         future: concurrent.futures.Future = concurrent.futures.Future()
 
         def ask() -> None:
+            call = self._endpoint.find(self._pj_id)
             try:
-                future.set_result(question(self._call))
+                future.set_result(question(call) if call is not None else None)
             except Exception as exc:
                 future.set_exception(exc)
 
@@ -91,7 +95,8 @@ class SipCall(pj.Call):
 
     def make_leg(self) -> CallLeg:
         info = self.getInfo()
-        return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint, self)
+        return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint,
+                       self._pj_id)
 
     def _op(self, status: int) -> pj.CallOpParam:
         prm = pj.CallOpParam()
@@ -128,6 +133,7 @@ class SipCall(pj.Call):
             self.port.active = False
         if self.observer is not None:
             self.observer.on_ended(f"{info.lastStatusCode} {info.lastReason}".strip())
+            self.observer = None
         self._endpoint.forget(self._pj_id)
 
     def onCallMediaState(self, prm: pj.OnCallMediaStateParam) -> None:  # noqa: N802

@@ -47,15 +47,20 @@ class BridgePort(pj.AudioMediaPort):
         fmt.init(pj.PJMEDIA_FORMAT_L16, BRIDGE_RATE, 1, FRAME_MS * 1000, 16)
         self.createPort(name, fmt)
 
+    # pjsua2 may still call a port while its Python object is being released (the conference
+    # removes ports asynchronously), when its attributes are already gone: hence the getattr.
     def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
-        pcm, _ = self._playout.pop()
+        playout = getattr(self, "_playout", None)
+        if playout is None:
+            return
+        pcm, _ = playout.pop()
         self._last_outbound_rms = rms(pcm)
         frame.type = pj.PJMEDIA_FRAME_TYPE_AUDIO
         frame.buf = pj.ByteVector(pcm.tobytes())
         frame.size = pcm.nbytes
 
     def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
-        if not self.active or frame.type != pj.PJMEDIA_FRAME_TYPE_AUDIO or frame.size == 0:
+        if not getattr(self, "active", False) or frame.type != pj.PJMEDIA_FRAME_TYPE_AUDIO or frame.size == 0:
             return
         pcm = np.frombuffer(bytes(frame.buf), dtype="<i2").astype(np.int16)
         self._sink(pcm, self._last_outbound_rms)

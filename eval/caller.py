@@ -1,0 +1,241 @@
+"""A scripted SIP caller built on pjsua2, for tests and evals: it speaks, listens, and times both.
+
+    python -m eval.caller --target sip:agent@127.0.0.1:5060 --port 5072 --question q.wav --out DIR
+        [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
+        [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' --dtmf-at 12] [--hold-at 5 --unhold-at 9]
+        [--duration 20]
+
+Runs in its own process (pjsua2 allows one Endpoint per process). Everything is
+timed in 20 ms media ticks of its own conference clock: the questions it sends
+and the audio it receives land on the same timeline. Writes DIR/received.wav
+and DIR/sent.wav (16 kHz) and DIR/timeline.json (tick numbers of each event).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import wave
+from pathlib import Path
+
+import numpy as np
+import pjsua2 as pj
+import soxr
+
+RATE = 16000
+TICK = 320  # samples per 20 ms
+CODECS = {"PCMU": "PCMU/8000/1", "PCMA": "PCMA/8000/1", "G722": "G722/16000/1"}
+
+
+def load_wav(path: Path) -> np.ndarray:
+    """Mono 16-bit WAV at any rate, as int16 at 16 kHz."""
+    with wave.open(str(path)) as wav:
+        audio = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.float32)
+        if wav.getnchannels() != 1:
+            audio = audio.reshape(-1, wav.getnchannels()).mean(axis=1)
+        rate = wav.getframerate()
+    if rate != RATE:
+        audio = soxr.resample(audio, rate, RATE)
+    return np.clip(audio, -32768, 32767).astype(np.int16)
+
+
+def save_wav(path: Path, audio: np.ndarray) -> None:
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(RATE)
+        wav.writeframes(audio.astype("<i2").tobytes())
+
+
+class CallerPort(pj.AudioMediaPort):
+    """Plays scheduled audio (plus an optional echo of what it hears) and records every tick."""
+
+    def __init__(self, echo_gain: float, echo_delay_ticks: int) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.tick = 0
+        self.queue: list[np.ndarray] = []  # frames waiting to be sent
+        self.sent: list[np.ndarray] = []
+        self.received: list[np.ndarray] = []
+        self.echo_gain, self.echo_delay = echo_gain, echo_delay_ticks
+        self.closed = False
+        fmt = pj.MediaFormatAudio()
+        fmt.init(pj.PJMEDIA_FORMAT_L16, RATE, 1, 20000, 16)
+        self.createPort("caller", fmt)
+
+    def play(self, audio: np.ndarray) -> int:
+        """Queue audio to send now; returns the tick its first frame goes out."""
+        with self.lock:
+            padded = np.concatenate([audio, np.zeros(-len(audio) % TICK, dtype=np.int16)])
+            self.queue.extend(padded.reshape(-1, TICK))
+            return self.tick + 1
+
+    def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802
+        if getattr(self, "closed", True):
+            return
+        with self.lock:
+            self.tick += 1
+            out = self.queue.pop(0) if self.queue else np.zeros(TICK, dtype=np.int16)
+            if self.echo_gain and len(self.received) > self.echo_delay:
+                echo = self.received[-1 - self.echo_delay].astype(np.float32) * self.echo_gain
+                out = np.clip(out.astype(np.float32) + echo, -32768, 32767).astype(np.int16)
+            self.sent.append(out)
+        frame.type = pj.PJMEDIA_FRAME_TYPE_AUDIO
+        frame.buf = pj.ByteVector(out.tobytes())
+        frame.size = out.nbytes
+
+    def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802
+        if getattr(self, "closed", True):
+            return
+        pcm = np.frombuffer(bytes(frame.buf), dtype="<i2").astype(np.int16) if frame.size else np.zeros(TICK, np.int16)
+        with self.lock:
+            self.received.append(pcm if len(pcm) == TICK else np.resize(pcm, TICK))
+
+
+class CallerCall(pj.Call):
+    def __init__(self, account: pj.Account, port: CallerPort) -> None:
+        super().__init__(account)
+        self.port = port
+        self.state = "calling"
+        self.status = 0
+
+    def onCallState(self, prm) -> None:  # noqa: N802
+        info = self.getInfo()
+        self.status = info.lastStatusCode
+        if info.state == pj.PJSIP_INV_STATE_CONFIRMED:
+            self.state = "confirmed"
+        elif info.state == pj.PJSIP_INV_STATE_DISCONNECTED:
+            self.state = "disconnected"
+
+    def onCallMediaState(self, prm) -> None:  # noqa: N802
+        info = self.getInfo()  # keep it alive: info.media's elements point into it
+        for index, media in enumerate(info.media):
+            if media.type == pj.PJMEDIA_TYPE_AUDIO and media.status == pj.PJSUA_CALL_MEDIA_ACTIVE:
+                audio = self.getAudioMedia(index)
+                audio.startTransmit(self.port)
+                self.port.startTransmit(audio)
+
+
+def voiced_ticks(frames: list[np.ndarray], threshold: float = 300.0) -> list[int]:
+    """Ticks (1-based, as counted by the port) whose frame RMS is above threshold."""
+    return [i + 1 for i, f in enumerate(frames) if np.sqrt(np.mean(f.astype(np.float64) ** 2)) > threshold]
+
+
+def run(args: argparse.Namespace) -> dict:
+    endpoint = pj.Endpoint()
+    endpoint.libCreate()
+    config = pj.EpConfig()
+    config.uaConfig.threadCnt = 0
+    config.medConfig.clockRate = RATE
+    config.medConfig.sndClockRate = RATE
+    config.uaConfig.mainThreadOnly = False
+    config.medConfig.noVad = True
+    config.medConfig.ecTailLen = 0
+    config.logConfig.level = config.logConfig.consoleLevel = int(__import__("os").environ.get("CALLER_LOG", "1"))
+    endpoint.libInit(config)
+    transport = pj.TransportConfig()
+    transport.port, transport.boundAddress = args.port, "127.0.0.1"
+    endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP if args.tcp else pj.PJSIP_TRANSPORT_UDP, transport)
+    endpoint.libStart()
+    endpoint.audDevManager().setNullDev()
+    for codec in endpoint.codecEnum2():
+        endpoint.codecSetPriority(codec.codecId, 255 if codec.codecId == CODECS[args.codec] else 0)
+    account_config = pj.AccountConfig()
+    account_config.idUri = f"sip:caller@127.0.0.1:{args.port}"
+    media = account_config.mediaConfig.transportConfig
+    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, "127.0.0.1"
+    account = pj.Account()
+    account.create(account_config)
+    port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
+    call = CallerCall(account, port)
+    prm = pj.CallOpParam(True)
+    call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), prm)
+
+    timeline: dict = {"codec": args.codec}
+    question = load_wav(args.question) if args.question else None
+    second = load_wav(args.second) if args.second else None
+    started = time.monotonic()
+    answer_seen_after = None
+    while time.monotonic() - started < args.duration and call.state != "disconnected":
+        endpoint.libHandleEvents(10)
+        elapsed = time.monotonic() - started
+        if call.state != "confirmed":
+            continue
+        timeline.setdefault("confirmed_tick", port.tick)
+        if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
+            timeline["question_tick"] = port.play(question)
+            timeline["question_end_tick"] = timeline["question_tick"] + len(question) // TICK
+        if second is not None and "question_end_tick" in timeline and "second_tick" not in timeline:
+            with port.lock:
+                heard = voiced_ticks(port.received[timeline["question_end_tick"]:])
+            if heard and answer_seen_after is None:
+                answer_seen_after = timeline["question_end_tick"] + heard[0]
+            if answer_seen_after is not None and port.tick >= answer_seen_after + args.barge_in_ms // 20:
+                timeline["second_tick"] = port.play(second)
+                timeline["second_end_tick"] = timeline["second_tick"] + len(second) // TICK
+        if args.dtmf and "dtmf_tick" not in timeline and elapsed >= args.dtmf_at:
+            call.dialDtmf(args.dtmf)
+            timeline["dtmf_tick"] = port.tick
+        if args.hold_at is not None and "hold_tick" not in timeline and elapsed >= args.hold_at:
+            call.setHold(pj.CallOpParam(True))
+            timeline["hold_tick"] = port.tick
+        if args.unhold_at is not None and "unhold_tick" not in timeline and elapsed >= args.unhold_at:
+            unhold = pj.CallOpParam(True)
+            unhold.opt.flag = pj.PJSUA_CALL_UNHOLD
+            call.reinvite(unhold)
+            timeline["unhold_tick"] = port.tick
+    timeline["ended_by"] = "agent" if call.state == "disconnected" else "caller"
+    timeline["status"] = call.status
+    if call.state != "disconnected":
+        call.hangup(pj.CallOpParam(True))
+        for _ in range(100):
+            endpoint.libHandleEvents(10)
+            if call.state == "disconnected":
+                break
+    with port.lock:
+        received, sent = list(port.received), list(port.sent)
+    timeline["ticks"] = len(received)
+    timeline["received_voiced_ticks"] = voiced_ticks(received)
+    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
+    args.out.mkdir(parents=True, exist_ok=True)
+    save_wav(args.out / "received.wav", np.concatenate(received) if received else np.zeros(0, np.int16))
+    save_wav(args.out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
+    (args.out / "timeline.json").write_text(json.dumps(timeline))
+    port.closed = True
+    # Release pjsua2 objects before the library, on this (registered) thread.
+    del call, port
+    account.shutdown()
+    del account
+    endpoint.libDestroy()
+    return timeline
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.caller", description=__doc__.splitlines()[0])
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--port", type=int, default=5072)
+    parser.add_argument("--rtp-port", type=int, default=21000)
+    parser.add_argument("--tcp", action="store_true")
+    parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")
+    parser.add_argument("--question", type=Path)
+    parser.add_argument("--question-at", type=float, default=3.0)
+    parser.add_argument("--second", type=Path)
+    parser.add_argument("--barge-in-ms", type=int, default=800)
+    parser.add_argument("--echo-db", type=float)
+    parser.add_argument("--echo-delay-ms", type=int, default=80)
+    parser.add_argument("--dtmf")
+    parser.add_argument("--dtmf-at", type=float, default=10.0)
+    parser.add_argument("--hold-at", type=float)
+    parser.add_argument("--unhold-at", type=float)
+    parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument("--out", type=Path, required=True)
+    timeline = run(parser.parse_args(argv))
+    print(json.dumps({k: v for k, v in timeline.items() if not k.endswith("voiced_ticks")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
