@@ -168,7 +168,11 @@ def run(args: argparse.Namespace) -> dict:
         if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
             timeline["question_tick"] = port.play(question)
             timeline["question_end_tick"] = timeline["question_tick"] + len(question) // TICK
-        if second is not None and "question_end_tick" in timeline and "second_tick" not in timeline:
+        if second is not None and args.second_at is not None and "second_tick" not in timeline:
+            if elapsed >= args.second_at:
+                timeline["second_tick"] = port.play(second)
+                timeline["second_end_tick"] = timeline["second_tick"] + len(second) // TICK
+        elif second is not None and "question_end_tick" in timeline and "second_tick" not in timeline:
             with port.lock:
                 heard = voiced_ticks(port.received[timeline["question_end_tick"]:])
             if heard and answer_seen_after is None:
@@ -223,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--question", type=Path)
     parser.add_argument("--question-at", type=float, default=3.0)
     parser.add_argument("--second", type=Path)
-    parser.add_argument("--barge-in-ms", type=int, default=800)
+    parser.add_argument("--barge-in-ms", type=int, default=800,
+                        help="start the second question this long into the answer to the first")
+    parser.add_argument("--second-at", type=float, help="start the second question at this time instead")
     parser.add_argument("--echo-db", type=float)
     parser.add_argument("--echo-delay-ms", type=int, default=80)
     parser.add_argument("--dtmf")

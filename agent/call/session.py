@@ -192,9 +192,18 @@ class CallSession:
 
     async def _watch_limits(self) -> None:
         """Inactivity prompt and hang-up, maximum call length, and dead calls (no RTP)."""
+        try:
+            await self._enforce_limits()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("call.watchdog_failed")
+
+    async def _enforce_limits(self) -> None:
         inactivity_s, max_call_s, dead_call_s = self._limits
         started = self._loop.time()
         self.record.last_caller_speech = started
+        agent_last_spoke = started
         asked_at: float | None = None
         packets, packets_changed = -1, started
         while True:
@@ -211,16 +220,16 @@ class CallSession:
                 self.record.outcome = "dead call (no RTP)"
                 return self.leg.hang_up()
             if self.agent_speaking or self._held:
-                self.record.last_caller_speech = max(self.record.last_caller_speech, now - 0.5)
+                agent_last_spoke = now
                 continue
             if asked_at is not None and self.record.last_caller_speech > asked_at:
                 asked_at = None  # they answered
-            if now - self.record.last_caller_speech > inactivity_s:
+            if now - max(self.record.last_caller_speech, agent_last_spoke) > inactivity_s:
                 if asked_at is not None:
                     return await self._goodbye("caller silent")
                 asked_at = now
+                event(log, "call.still_there", call=self.leg.sip_call_id)
                 self._say(self._phrases.still_there)
-                self.record.last_caller_speech = now
 
     async def _goodbye(self, outcome: str) -> None:
         self.record.outcome = outcome

@@ -121,7 +121,11 @@ class SipCall(pj.Call):
         """RTP packets received on the audio stream so far (for dead-call detection)."""
         if self._audio_index < 0:
             return 0
-        return int(self.getStreamStat(self._audio_index).rtcp.rxStat.pkt)
+        # Hold each SWIG temporary in a name: members of a dropped temporary point at freed memory.
+        stat = self.getStreamStat(self._audio_index)
+        rtcp = stat.rtcp
+        received = rtcp.rxStat
+        return int(received.pkt)
 
     # --- pjsua2 callbacks (SIP thread)
     def onCallState(self, prm: pj.OnCallStateParam) -> None:  # noqa: N802

@@ -1,0 +1,84 @@
+"""End-to-end calls through a real SIP client (pjsua2 in its own process) with the real models."""
+
+import pytest
+
+from tests.call.conftest import AgentProcess, heard, place_call
+
+
+@pytest.mark.parametrize(("codec", "negotiated"), [("PCMU", "PCMU/8000"), ("G722", "G722/16000")])
+def test_a_caller_hears_the_grounded_answer(agent, models, questions, tmp_path, codec, negotiated):
+    timeline = place_call(agent, tmp_path, "--codec", codec, "--question", str(questions["hours"]),
+                          "--question-at", "3", duration=15)
+    assert timeline["status"] == 200 and timeline["ended_by"] == "caller"
+    greeting = heard(models, timeline, 0, timeline["question_tick"])
+    answer = heard(models, timeline, timeline["question_end_tick"])
+    assert "how can i help" in greeting
+    assert "monday to friday" in answer, answer
+    media = [e for e in agent.events("call.media") if e["codec"] == negotiated]
+    assert media, agent.events("call.media")
+
+
+def test_barge_in_silences_the_answer_and_the_new_question_is_answered(agent, models, questions, tmp_path):
+    before = len(agent.events("call.barge_in"))
+    timeline = place_call(agent, tmp_path, "--question", str(questions["hours"]), "--question-at", "3",
+                          "--second", str(questions["warranty"]), "--barge-in-ms", "1000", duration=20)
+    assert "second_tick" in timeline, "the first answer never started"
+    assert len(agent.wait_for("call.barge_in", before + 1)) == before + 1
+    # Generous bound for a shared machine: silence within 1 s of the caller starting to talk
+    # (eval.replay measures the reaction time precisely).
+    start, end = timeline["second_tick"], timeline["second_end_tick"]
+    during = [t for t in timeline["received_voiced_ticks"] if start + 50 <= t <= end]
+    assert during == [], f"agent still audible {len(during)} ticks after the barge-in"
+    assert "warranty" in heard(models, timeline, end)
+
+
+def test_the_agents_own_echo_does_not_barge_in(agent, models, questions, tmp_path):
+    before = len(agent.events("call.barge_in"))
+    timeline = place_call(agent, tmp_path, "--question", str(questions["hours"]), "--question-at", "3",
+                          "--echo-db", "-12", "--echo-delay-ms", "100", duration=16)
+    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    assert len(agent.events("call.barge_in")) == before
+
+
+def test_dtmf_star_repeats_the_last_answer(agent, models, questions, tmp_path):
+    timeline = place_call(agent, tmp_path, "--question", str(questions["office"]), "--question-at", "3",
+                          "--dtmf", "*", "--dtmf-at", "10", duration=16)
+    first = heard(models, timeline, timeline["question_end_tick"], timeline["dtmf_tick"])
+    repeat = heard(models, timeline, timeline["dtmf_tick"])
+    assert "fire station" in first and "fire station" in repeat, (first, repeat)
+    assert any(e["digit"] == "*" for e in agent.events("call.dtmf"))
+
+
+def test_hold_keeps_the_call_and_nothing_is_answered_while_held(agent, models, questions, tmp_path):
+    timeline = place_call(agent, tmp_path, "--hold-at", "3", "--question", str(questions["office"]),
+                          "--question-at", "5", "--unhold-at", "9", "--second", str(questions["warranty"]),
+                          "--second-at", "11", duration=20)
+    assert timeline["ended_by"] == "caller"
+    assert "fire station" not in heard(models, timeline, timeline["question_tick"], timeline["second_tick"])
+    assert "warranty" in heard(models, timeline, timeline["second_end_tick"])
+    assert agent.events("call.hold")
+
+
+def test_beyond_max_calls_the_next_invite_gets_486_and_silence_ends_the_call(tmp_path, settings, questions):
+    agent = AgentProcess(tmp_path, settings, max_calls=1, inactivity_s=4)
+    try:
+        import subprocess
+        import sys
+
+        from tests.call.conftest import REPO, next_ports
+
+        port, rtp = next_ports()
+        first = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+                                  "--rtp-port", str(rtp), "--duration", "25", "--out", str(tmp_path / "first")],
+                                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        agent.wait_for("call.media")
+        second = place_call(agent, tmp_path / "second", duration=5)
+        assert second["status"] == 486
+        first.wait(60)
+        import json
+
+        timeline = json.loads((tmp_path / "first" / "timeline.json").read_text())
+        assert timeline["ended_by"] == "agent"  # asked "are you still there?", then said goodbye
+        assert any(e["outcome"] == "caller silent" for e in agent.events("call.ended"))
+    finally:
+        agent.stop()
