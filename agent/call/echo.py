@@ -23,7 +23,7 @@ def rms(samples: np.ndarray) -> float:
 class EchoGate:
     """Remembers recent outbound loudness; admits inbound audio that cannot be its echo."""
 
-    def __init__(self, ratio_db: float = -9.0, memory_frames: int = 15) -> None:
+    def __init__(self, ratio_db: float = -9.0, memory_frames: int = 30) -> None:
         self.ratio = 10 ** (ratio_db / 20)
         self._outbound: deque[float] = deque([0.0] * memory_frames, maxlen=memory_frames)
 
@@ -33,7 +33,8 @@ class EchoGate:
 
     @property
     def reference(self) -> float:
-        """Loudest outbound frame within the echo memory (about 300 ms)."""
+        """Loudest outbound frame within the echo memory (600 ms: jitter buffers at both ends plus the
+        line's own delay put the echo 200–400 ms behind the frame that caused it)."""
         return max(self._outbound)
 
     def admits(self, inbound_rms: float) -> bool:

@@ -136,8 +136,8 @@ class CallSession:
             window, self._pending = self._pending[:WINDOW], self._pending[WINDOW:]
             samples = int16_to_float(window)
             probability = await self._loop.run_in_executor(None, self._vad.window_probability, samples)
-            if self.agent_speaking and not self._gate.admits(rms(window)):
-                probability = 0.0  # the agent's own voice coming back: not the caller
+            if not self._gate.admits(rms(window)):
+                probability = 0.0  # the agent's own voice coming back (or its tail): not the caller
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
 
