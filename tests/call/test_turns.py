@@ -1,0 +1,76 @@
+"""The turn state machine on exact probability sequences (one value per 32 ms window)."""
+
+import numpy as np
+
+from agent.call.turns import SpeechEnded, SpeechStarted, TurnConfig, TurnDetector, TurnState
+
+CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64)
+# 96 ms = 3 windows to start, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.
+
+
+def run(probabilities, config=CONFIG):
+    detector = TurnDetector(config)
+    events, states = [], []
+    for i, p in enumerate(probabilities):
+        window = np.full(512, i, dtype=np.float32)  # each window's samples carry its index
+        for e in detector.push(window, p):
+            events.append((i, e))
+        states.append(detector.state)
+    return events, states
+
+
+def test_speech_starts_after_the_minimum_and_ends_after_the_hangover():
+    events, states = run([0.1] * 4 + [0.9] * 6 + [0.1] * 6)
+    assert [(i, type(e).__name__) for i, e in events] == [(6, "SpeechStarted"), (14, "SpeechEnded")]
+    assert states[4] is TurnState.STARTING and states[6] is TurnState.SPEAKING and states[10] is TurnState.STOPPING
+    assert states[-1] is TurnState.QUIET
+
+
+def test_the_utterance_holds_lead_in_and_voiced_windows_but_not_the_hangover():
+    events, _ = run([0.1] * 4 + [0.9] * 6 + [0.1] * 6)
+    ended = events[1][1]
+    assert isinstance(ended, SpeechEnded) and not ended.truncated and ended.window == 9
+    assert sorted(set(ended.audio.astype(int))) == [2, 3, 4, 5, 6, 7, 8, 9]  # 2 lead-in + 6 voiced
+
+
+def test_a_blip_shorter_than_the_minimum_is_not_speech():
+    events, states = run([0.9, 0.9, 0.1, 0.1, 0.9, 0.1])
+    assert events == [] and states[-1] is TurnState.QUIET
+
+
+def test_a_pause_shorter_than_the_hangover_keeps_one_utterance():
+    events, _ = run([0.9] * 4 + [0.1] * 3 + [0.9] * 4 + [0.1] * 6)
+    assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechEnded"]
+
+
+def test_hysteresis_keeps_speech_just_below_the_threshold():
+    events, _ = run([0.9] * 4 + [0.4] * 8 + [0.1] * 6)
+    assert events[1][0] == 11 + 5  # 0.4 >= 0.5 - 0.15 counts as speech while speaking: last voiced is 11
+
+
+def test_a_long_utterance_is_cut_at_the_maximum():
+    events, _ = run([0.9] * 40)
+    ended = [e for _, e in events if isinstance(e, SpeechEnded)]
+    assert ended and ended[0].truncated and len(ended[0].audio) == 31 * 512
+
+
+def test_segmentation_does_not_depend_on_frame_size(models, tmp_path):
+    """Feeding the same audio in 20 ms frames or in one block gives the same utterances."""
+    from agent.audio.pcm import StreamResampler, int16_to_float
+    from tests.conftest import synthesize_caller
+
+    pcm8 = synthesize_caller(tmp_path, "Hello there. I have a question about my boiler.")
+    resampler = StreamResampler(8000, 16000)
+    audio = int16_to_float(np.concatenate([np.zeros(8000, np.int16), resampler.push(pcm8), resampler.flush(),
+                                           np.zeros(16000, np.int16)]))
+
+    def segment(chunk):
+        vad, detector, pending, out = models.new_vad(), TurnDetector(TurnConfig()), np.zeros(0, np.float32), []
+        for start in range(0, len(audio), chunk):
+            pending = np.concatenate([pending, audio[start:start + chunk]])
+            while len(pending) >= 512:
+                window, pending = pending[:512], pending[512:]
+                out += [(type(e).__name__, e.window) for e in detector.push(window, vad.window_probability(window))]
+        return out
+
+    assert segment(320) == segment(len(audio)) and ("SpeechStarted", segment(320)[0][1]) == segment(320)[0]
