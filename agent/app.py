@@ -45,8 +45,9 @@ class Agent:
         self._loop = asyncio.get_running_loop()
         self._phrases = await asyncio.to_thread(self.voice.phrases, self.settings.greeting)
         s = self.settings
-        self._endpoint = SipEndpoint(SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls),
-                                     self._new_call)
+        domains = tuple(d.strip() for d in s.sip_domains.split(",") if d.strip())
+        self._endpoint = SipEndpoint(SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls,
+                                               domains), self._new_call)
         await asyncio.to_thread(self._endpoint.start)
         # Call objects may be released on this thread: pjsua2 must know it.
         pj.Endpoint.instance().libRegisterThread("asyncio")

@@ -31,6 +31,7 @@ class Settings:
     # --- network
     sip_host: str = setting("127.0.0.1", "IP address the SIP user agent and its RTP ports bind to.", ip=True)
     sip_port: int = setting(5060, "SIP port, UDP and TCP.", low=1, high=65535)
+    sip_domains: str = setting("", "Comma-separated Request-URI hosts answered besides SIP_HOST (a proxy's domain).")
     rtp_port_min: int = setting(40000, "First port of the RTP range.", low=1024, high=65535)
     rtp_port_max: int = setting(40999, "Last port of the RTP range (two ports per call).", low=1024, high=65535)
     http_host: str = setting("127.0.0.1", "IP address of the side app (metrics, health, admin).", ip=True)

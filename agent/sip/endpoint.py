@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pjsua2 as pj
 
 from agent.logs import event
-from agent.sip.leg import CallLeg, CallObserver, SipCall
+from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
 from agent.sip.port import BRIDGE_RATE
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,13 @@ class SipConfig:
     rtp_port_min: int
     rtp_port_max: int
     max_calls: int
+    domains: tuple[str, ...] = ()
+    """Request-URI hosts the agent answers besides its own address (a proxy's domain, say)."""
     user_agent: str = "offline-phone-agent"
+
+    @property
+    def accepted_hosts(self) -> frozenset[str]:
+        return frozenset({self.host, "localhost", *(d.lower() for d in self.domains)})
 
 
 class AgentAccount(pj.Account):
@@ -44,7 +50,8 @@ class AgentAccount(pj.Account):
         self._endpoint = endpoint
 
     def onIncomingCall(self, prm: pj.OnIncomingCallParam) -> None:  # noqa: N802 - pjsua2 callback name
-        self._endpoint.incoming(self, prm.callId)
+        rdata = prm.rdata  # hold the SWIG temporary while reading it
+        self._endpoint.incoming(self, prm.callId, request_uri_host(rdata.wholeMsg))
 
 
 class SipEndpoint:
@@ -159,9 +166,16 @@ class SipEndpoint:
         self._account.create(account_config, True)
         return endpoint
 
-    def incoming(self, account: AgentAccount, call_id: int) -> None:
-        """An INVITE arrived: 486 beyond max_calls, else 180 and 200 and hand the call to the app."""
+    def incoming(self, account: AgentAccount, call_id: int, host: str) -> None:
+        """An INVITE arrived: 404 when it is addressed elsewhere, 486 beyond max_calls, else 180 and 200
+        and hand the call to the app."""
         call = SipCall(account, call_id, self)
+        if host not in self.config.accepted_hosts:
+            # Not ours (a misrouted or hostile INVITE): never set up media toward whoever sent it.
+            event(log, "call.rejected", status=404, host=host)
+            call.reject(404)
+            self._calls[call_id] = call
+            return
         if len(self._calls) >= self.config.max_calls:
             event(log, "call.rejected", status=486, active=len(self._calls))
             call.reject(486)

@@ -44,6 +44,13 @@ def uri_user(uri: str) -> str:
     return match.group(1) if match else ""
 
 
+def request_uri_host(message: str) -> str:
+    """Host of the Request-URI in a SIP request's first line ('' when it cannot be read)."""
+    first_line = message.split("\n", 1)[0]
+    match = re.match(r"\s*[A-Za-z]+\s+sips?:(?:[^@\s]*@)?(\[[^\]]+\]|[^:;>\s?]+)", first_line)
+    return match.group(1).lower() if match else ""
+
+
 @dataclass
 class CallLeg:
     """The call session's handle on a SIP call."""

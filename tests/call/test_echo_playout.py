@@ -48,3 +48,13 @@ def test_uri_user():
     assert uri_user('"Bob" <sip:200@pbx.example;transport=tcp>') == "200"
     assert uri_user("sip:agent@127.0.0.1:5060") == "agent"
     assert uri_user("<sip:127.0.0.1>") == ""
+
+
+def test_request_uri_host():
+    from agent.sip.leg import request_uri_host
+
+    assert request_uri_host("INVITE sip:vivekg@chair-dnrc.example.com;unknownparam SIP/2.0\r\n") == \
+        "chair-dnrc.example.com"
+    assert request_uri_host("INVITE sip:agent@127.0.0.1:5060 SIP/2.0") == "127.0.0.1"
+    assert request_uri_host("INVITE sip:[2001:db8::10]:5070 SIP/2.0") == "[2001:db8::10]"
+    assert request_uri_host("garbage") == ""

@@ -1,0 +1,90 @@
+"""SIP behaviour against real peers on loopback: OPTIONS, codecs, foreign domains, RFC 4475 torture."""
+
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from tests.call.conftest import next_ports
+from tests.conftest import SHARED
+
+TORTURE = SHARED / "sip-torture" / "rfc4475"
+
+
+def options(port: int, transport: str = "udp") -> str:
+    """Send an OPTIONS probe and return the status line of the answer ('' when none came)."""
+    call_id = uuid.uuid4().hex
+    local, _ = next_ports()
+    message = (f"OPTIONS sip:agent@127.0.0.1:{port} SIP/2.0\r\n"
+               f"Via: SIP/2.0/{transport.upper()} 127.0.0.1:{local};branch=z9hG4bK{call_id[:12]}\r\n"
+               f"Max-Forwards: 70\r\nFrom: <sip:probe@127.0.0.1:{local}>;tag={call_id[:8]}\r\n"
+               f"To: <sip:agent@127.0.0.1:{port}>\r\nCall-ID: {call_id}\r\nCSeq: 1 OPTIONS\r\n"
+               f"Content-Length: 0\r\n\r\n").encode()
+    return exchange(port, message, transport, local).split("\r\n", 1)[0]
+
+
+def exchange(port: int, message: bytes, transport: str, local: int = 0, wait: float = 3.0) -> str:
+    kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
+    with socket.socket(socket.AF_INET, kind) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", local))
+        sock.settimeout(wait)
+        if transport == "udp":
+            sock.sendto(message, ("127.0.0.1", port))
+        else:
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(message)
+        try:
+            while True:  # skip provisional responses
+                reply = sock.recv(65535).decode(errors="replace")
+                if not reply.startswith("SIP/2.0 1"):
+                    return reply
+        except (TimeoutError, ConnectionError):
+            return ""
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_options_is_answered_200(agent, transport):
+    assert options(agent.sip_port, transport) == "SIP/2.0 200 OK"
+
+
+def test_an_invite_with_only_unsupported_codecs_gets_488(agent, tmp_path):
+    if shutil.which("sipp") is None:
+        pytest.skip("SIPp is needed (Debian package sip-tester; `make test` installs it)")
+    port, rtp = next_ports()
+    result = subprocess.run(
+        ["sipp", "-sf", str(__import__("pathlib").Path(__file__).parent / "sipp" / "uac_unsupported_codec.xml"),
+         "-i", "127.0.0.1", "-mi", "127.0.0.1", "-ci", "127.0.0.1", "-cp", str(port + 2), "-p", str(port),
+         "-mp", str(rtp), "-s", "agent", "-m", "1", "-nostdin", "-timeout", "20", "-trace_err",
+         f"127.0.0.1:{agent.sip_port}"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_an_invite_for_another_domain_is_refused_without_a_call(agent):
+    before = len(agent.events("call.started"))
+    call_id = uuid.uuid4().hex
+    local, media = next_ports()
+    sdp = (f"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+           f"m=audio {media} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n")
+    invite = (f"INVITE sip:someone@elsewhere.example SIP/2.0\r\n"
+              f"Via: SIP/2.0/UDP 127.0.0.1:{local};branch=z9hG4bK{call_id[:12]}\r\nMax-Forwards: 70\r\n"
+              f"From: <sip:probe@127.0.0.1:{local}>;tag=1\r\nTo: <sip:someone@elsewhere.example>\r\n"
+              f"Call-ID: {call_id}\r\nCSeq: 1 INVITE\r\nContact: <sip:probe@127.0.0.1:{local}>\r\n"
+              f"Content-Type: application/sdp\r\nContent-Length: {len(sdp)}\r\n\r\n{sdp}").encode()
+    assert exchange(agent.sip_port, invite, "udp", local).startswith("SIP/2.0 404")
+    assert len(agent.events("call.started")) == before
+
+
+@pytest.mark.skipif(not TORTURE.is_dir(), reason="../shared/sip-torture is not present beside the project")
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_rfc4475_torture_messages_leave_the_agent_answering_and_create_no_call(agent, transport):
+    before = len(agent.events("call.started"))
+    for path in sorted(TORTURE.glob("*.dat")):
+        exchange(agent.sip_port, path.read_bytes(), transport, wait=0.3)
+        assert options(agent.sip_port, transport) == "SIP/2.0 200 OK", f"no answer after {path.name}"
+    assert agent.process.poll() is None
+    time.sleep(1)
+    assert len(agent.events("call.started")) == before
