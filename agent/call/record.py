@@ -18,7 +18,8 @@ class TurnRecord:
     outcome: str = "pending"
     """answered, interrupted (barge-in or hold), or failed: <error>."""
     asr_ms: float | None = None
-    """End of caller speech to transcript."""
+    """End of caller speech (last voiced window) to transcript; includes the end-of-turn hangover
+    unless the speculative transcript finished within it."""
     first_audio_ms: float | None = None
     """End of caller speech to the first answer audio queued for playout."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from agent.audio.pcm import int16_to_float
 from agent.call.echo import EchoGate, rms
 from agent.call.record import CallRecord, TurnRecord
-from agent.call.turns import SpeechEnded, SpeechStarted, TurnConfig, TurnDetector
+from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
@@ -45,6 +45,7 @@ class CallSession:
         self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.int16)
         self._reply: asyncio.Task | None = None
+        self._speculative: tuple[int, asyncio.Future] | None = None
         self._reply_cancel = threading.Event()
         self._last_reply = np.zeros(0, dtype=np.int16)
         self._held = False
@@ -141,8 +142,18 @@ class CallSession:
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
 
-    def _on_turn(self, turn_event: SpeechStarted | SpeechEnded) -> None:
+    def _transcribe(self, audio: np.ndarray) -> asyncio.Future:
+        return self._loop.run_in_executor(self._models, self._transcriber.transcribe, audio,
+                                          self._knowledge.vocabulary_hint())
+
+    def _on_turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded) -> None:
         self.record.last_caller_speech = self._loop.time()
+        if isinstance(turn_event, SpeechPaused):
+            # Transcribe while the hangover runs; used if the caller stays quiet, dropped if not.
+            future = self._transcribe(turn_event.audio)
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an unused one may fail quietly
+            self._speculative = (turn_event.window, future)
+            return
         if isinstance(turn_event, SpeechStarted):
             if self.agent_speaking:
                 dropped = self._interrupt()
@@ -151,16 +162,19 @@ class CallSession:
             return
         self._interrupt()
         self._reply_cancel = threading.Event()
-        self._reply = asyncio.create_task(self._answer(turn_event, self._loop.time()))
+        early = self._speculative[1] if self._speculative and self._speculative[0] == turn_event.window else None
+        self._speculative = None
+        # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
+        speech_end = self._loop.time() - turn_event.silence_ms / 1000
+        self._reply = asyncio.create_task(self._answer(turn_event, speech_end, early))
 
-    async def _answer(self, utterance: SpeechEnded, speech_end: float) -> None:
-        """One turn: transcribe, answer, speak sentence by sentence. Errors become a spoken apology."""
+    async def _answer(self, utterance: SpeechEnded, speech_end: float, early: asyncio.Future | None) -> None:
+        """One turn: transcribe (or take the speculative transcript), answer, speak sentence by sentence.
+        Errors become a spoken apology."""
         turn = TurnRecord(started=time.time())
         cancelled = self._reply_cancel
         try:
-            hint = self._knowledge.vocabulary_hint()
-            transcript = await self._loop.run_in_executor(self._models, self._transcriber.transcribe,
-                                                          utterance.audio, hint)
+            transcript = await (early if early is not None else self._transcribe(utterance.audio))
             turn.asr_ms = (self._loop.time() - speech_end) * 1000
             turn.transcript = transcript.text
             if len(transcript.text.strip(" .?!,")) < 2:

@@ -33,6 +33,17 @@ class SpeechStarted:
 
 
 @dataclass(frozen=True)
+class SpeechPaused:
+    """The caller went quiet; the utterance ends here unless they resume within the hangover.
+    Lets the caller's words be transcribed while the hangover runs (speculative endpointing)."""
+
+    audio: np.ndarray
+    """float32 16 kHz audio up to the last voiced window, as SpeechEnded will carry it."""
+    window: int
+    """Index of the last voiced window."""
+
+
+@dataclass(frozen=True)
 class SpeechEnded:
     """The caller finished an utterance."""
 
@@ -42,6 +53,8 @@ class SpeechEnded:
     """Index of the last voiced window."""
     truncated: bool
     """Cut at the maximum utterance length rather than by silence."""
+    silence_ms: int = 0
+    """Quiet after the last voiced window before the end was declared (the hangover)."""
 
 
 @dataclass(frozen=True)
@@ -71,14 +84,14 @@ class TurnDetector:
         self._start = 0
         self._last_voiced = 0
 
-    def push(self, window: np.ndarray, probability: float) -> list[SpeechStarted | SpeechEnded]:
+    def push(self, window: np.ndarray, probability: float) -> list[SpeechStarted | SpeechPaused | SpeechEnded]:
         """Advance by one window; return the events it caused."""
         self._index += 1
         cfg = self.config
         voiced = probability >= cfg.threshold
         # Hysteresis: once speaking, a slightly lower probability still counts as speech.
         still_voiced = probability >= cfg.threshold - 0.15
-        events: list[SpeechStarted | SpeechEnded] = []
+        events: list[SpeechStarted | SpeechPaused | SpeechEnded] = []
         if self.state is TurnState.QUIET:
             if voiced:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
@@ -100,6 +113,7 @@ class TurnDetector:
                 self.state, self._last_voiced = TurnState.SPEAKING, self._index
             elif self.state is TurnState.SPEAKING:
                 self.state = TurnState.STOPPING
+                events.append(SpeechPaused(np.concatenate(self._utterance[:-1]).astype(np.float32), self._last_voiced))
             if self.state is TurnState.STOPPING and self._index - self._last_voiced >= cfg.windows(cfg.hangover_ms):
                 events.append(self._end(truncated=False))
             elif len(self._utterance) >= cfg.windows(cfg.max_utterance_s * 1000):
@@ -109,7 +123,7 @@ class TurnDetector:
     def _end(self, truncated: bool) -> SpeechEnded:
         keep = len(self._utterance) - (self._index - self._last_voiced) if not truncated else len(self._utterance)
         audio = np.concatenate(self._utterance[:keep]).astype(np.float32)
-        event = SpeechEnded(audio, self._last_voiced, truncated)
+        event = SpeechEnded(audio, self._last_voiced, truncated, (self._index - self._last_voiced) * WINDOW_MS)
         self._reset()
         return event
 

@@ -2,19 +2,20 @@
 
 import numpy as np
 
-from agent.call.turns import SpeechEnded, TurnConfig, TurnDetector, TurnState
+from agent.call.turns import SpeechEnded, SpeechPaused, TurnConfig, TurnDetector, TurnState
 
 CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64)
 # 96 ms = 3 windows to start, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.
 
 
-def run(probabilities, config=CONFIG):
+def run(probabilities, config=CONFIG, paused=False):
     detector = TurnDetector(config)
     events, states = [], []
     for i, p in enumerate(probabilities):
         window = np.full(512, i, dtype=np.float32)  # each window's samples carry its index
         for e in detector.push(window, p):
-            events.append((i, e))
+            if paused or not isinstance(e, SpeechPaused):
+                events.append((i, e))
         states.append(detector.state)
     return events, states
 
@@ -31,6 +32,19 @@ def test_the_utterance_holds_lead_in_and_voiced_windows_but_not_the_hangover():
     ended = events[1][1]
     assert isinstance(ended, SpeechEnded) and not ended.truncated and ended.window == 9
     assert sorted(set(ended.audio.astype(int))) == [2, 3, 4, 5, 6, 7, 8, 9]  # 2 lead-in + 6 voiced
+
+
+def test_a_pause_carries_exactly_the_audio_the_end_will_carry():
+    events, _ = run([0.1] * 4 + [0.9] * 6 + [0.1] * 6, paused=True)
+    (paused_at, paused), (ended_at, ended) = [(i, e) for i, e in events if type(e).__name__ != "SpeechStarted"]
+    assert isinstance(paused, SpeechPaused) and paused_at == 10 and ended_at == 14
+    assert paused.window == ended.window and np.array_equal(paused.audio, ended.audio)
+
+
+def test_resuming_after_a_pause_pauses_again_later():
+    events, _ = run([0.9] * 4 + [0.1] * 2 + [0.9] * 3 + [0.1] * 6, paused=True)
+    assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechPaused", "SpeechPaused", "SpeechEnded"]
+    assert events[2][1].window == events[3][1].window == 8
 
 
 def test_a_blip_shorter_than_the_minimum_is_not_speech():
