@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+
+import uvicorn
 
 from agent import __version__, logs
 from agent import settings as settings_module
@@ -23,6 +27,10 @@ from agent.models.load import load_all, resolve_all
 from agent.models.manifest import load_manifest
 from agent.models.verify import ModelError, identity, resolve
 from agent.settings import Settings, SettingsError
+from agent.side.http import SideState, create_app
+from agent.side.metrics import Metrics
+from agent.side.records import SqliteCallStore
+from agent.side.reporter import Reporter
 
 log = logging.getLogger("agent")
 
@@ -109,24 +117,56 @@ def command_kb(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+class _HttpServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self):  # the agent handles SIGINT/SIGTERM itself
+        yield
+
+
+async def _purge_daily(store: SqliteCallStore, days: int) -> None:
+    while True:
+        purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
+        event(log, "records.purged", calls=purged, retention_days=days)
+        await asyncio.sleep(86400)
+
+
 async def serve(settings: Settings) -> None:
-    resolved = resolve_all(settings)
-    models = await asyncio.to_thread(load_all, settings, resolved)
-    workers = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
-    knowledge = open_knowledge(settings, models.embedder, identity(resolved["embedder"]), workers)
-    await asyncio.to_thread(knowledge.index.refresh, RefreshProgress())
-    agent = Agent(settings, models, knowledge, workers)
-    await agent.start()
+    """Start the side app first (so probes see readiness change), then models, KB and SIP."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
-          http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
-    await stop.wait()
-    await agent.stop()
-    workers.shutdown(wait=False, cancel_futures=True)
-    event(log, "agent.stopped")
+    metrics, store = Metrics(settings.metrics_window_s), SqliteCallStore(settings.records_path)
+    state = SideState(settings, metrics, store)
+    server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
+                                        log_config=None, access_log=False, lifespan="off"))
+    http = asyncio.create_task(server.serve())
+    purge = asyncio.create_task(_purge_daily(store, settings.records_retention_days))
+    workers = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
+    agent: Agent | None = None
+    try:
+        resolved = resolve_all(settings)
+        models = await asyncio.to_thread(load_all, settings, resolved)
+        del state.not_ready["models"]
+        knowledge = open_knowledge(settings, models.embedder, identity(resolved["embedder"]), workers)
+        await asyncio.to_thread(knowledge.index.refresh, RefreshProgress())
+        state.knowledge = knowledge
+        del state.not_ready["kb"]
+        agent = Agent(settings, models, knowledge, workers, Reporter(metrics, store))
+        await agent.start()
+        state.sip_listening = lambda: agent.sip_listening
+        del state.not_ready["sip"]
+        event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
+              http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
+        await stop.wait()
+    finally:
+        if agent is not None:
+            await agent.stop()
+        purge.cancel()
+        server.should_exit = True
+        await http
+        workers.shutdown(wait=False, cancel_futures=True)
+        event(log, "agent.stopped")
 
 
 def main(argv: list[str] | None = None) -> int:

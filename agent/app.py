@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pjsua2 as pj
 
 from agent.call.record import CallRecord
-from agent.call.session import CallSession
+from agent.call.session import CallReporter, CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Phrases, Voice
 from agent.knowledge.base import KnowledgeBase
@@ -27,8 +27,10 @@ log = logging.getLogger(__name__)
 class Agent:
     """Answers calls until stopped."""
 
-    def __init__(self, settings: Settings, models: Models, knowledge: KnowledgeBase, workers: ThreadPoolExecutor):
+    def __init__(self, settings: Settings, models: Models, knowledge: KnowledgeBase, workers: ThreadPoolExecutor,
+                 reporter: CallReporter) -> None:
         self.settings, self.models, self.knowledge, self.workers = settings, models, knowledge, workers
+        self.reporter = reporter
         self.voice = Voice(models.synthesizer, BRIDGE_RATE)
         self.sessions: dict[str, CallSession] = {}
         self.finished: list[CallRecord] = []
@@ -68,7 +70,7 @@ class Agent:
             phrases=self._phrases, vad=self.models.new_vad(),
             turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s),
             models=self.workers, memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
-            inactivity_s=s.inactivity_s, max_call_s=s.max_call_s, dead_call_s=s.dead_call_s)
+            inactivity_s=s.inactivity_s, max_call_s=s.max_call_s, dead_call_s=s.dead_call_s, reporter=self.reporter)
         event(log, "call.started", call=leg.sip_call_id, remote=leg.remote, dialed=leg.dialed)
         self._loop.call_soon_threadsafe(self._run_session, session)
         return session

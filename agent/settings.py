@@ -37,6 +37,9 @@ class Settings:
     http_host: str = setting("127.0.0.1", "IP address of the side app (metrics, health, admin).", ip=True)
     http_port: int = setting(8000, "TCP port of the side app.", low=1, high=65535)
     http_docs: bool = setting(False, "Serve interactive API docs at /docs.")
+    metrics_window_s: float = setting(900.0, "Sliding window of /metrics/summary percentiles.", low=10, high=86400)
+    records_retention_days: int = setting(30, "Call records older than this are deleted (at start-up and daily).",
+                                          low=1, high=3650)
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
 
     # --- files
@@ -96,6 +99,10 @@ class Settings:
     @property
     def models_path(self) -> Path:
         return self.models_dir if self.models_dir is not None else self.data_dir / "models"
+
+    @property
+    def records_path(self) -> Path:
+        return self.data_dir / "calls.sqlite3"
 
     @property
     def index_path(self) -> Path:

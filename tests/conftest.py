@@ -56,3 +56,7 @@ def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str =
     pcm, got_rate = read_wav(out)
     assert got_rate == rate
     return pcm
+
+
+# Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
+from tests.peers import agent, questions  # noqa: E402, F401 - pytest fixtures

@@ -17,17 +17,26 @@ class TurnRecord:
     abstained: bool = False
     outcome: str = "pending"
     """answered, interrupted (barge-in or hold), or failed: <error>."""
+    endpointing_ms: float | None = None
+    """Silence waited after the last voiced window before the turn was declared over (hangover)."""
+    asr_queue_ms: float | None = None
+    """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
-    """End of caller speech (last voiced window) to transcript; includes the end-of-turn hangover
-    unless the speculative transcript finished within it."""
-    first_audio_ms: float | None = None
-    """End of caller speech to the first answer audio queued for playout."""
+    """Whisper decoding time."""
+    retrieval_ms: float | None = None
+    answer_ms: float | None = None
+    tts_first_audio_ms: float | None = None
+    """Synthesising the first sentence."""
+    response_ms: float | None = None
+    """End of caller speech (last voiced window) to the first answer audio frame on the line."""
 
 
 @dataclass
 class CallRecord:
     """One call from INVITE to BYE."""
 
+    id: str
+    """The agent's own id for the call (records, /calls/{id})."""
     sip_call_id: str
     remote: str
     dialed: str

@@ -11,7 +11,9 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 from concurrent.futures import Executor
+from typing import Protocol
 
 import numpy as np
 
@@ -24,10 +26,22 @@ from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.sip.leg import CallLeg
+from agent.sip.port import FRAME_MS
 from agent.speech.asr import Transcriber
 from agent.speech.vad import WINDOW, SileroVad
 
 log = logging.getLogger(__name__)
+
+
+class CallReporter(Protocol):
+    """Where a call's outcomes go (metrics, call records); called on the event loop."""
+
+    def call_started(self, call: CallRecord) -> None: ...
+    def turn_done(self, call: CallRecord, turn: TurnRecord) -> None: ...
+    def barge_in(self, call: CallRecord) -> None: ...
+    def dtmf(self, call: CallRecord, digit: str) -> None: ...
+    def error(self, stage: str) -> None: ...
+    def call_ended(self, call: CallRecord) -> None: ...
 
 
 class CallSession:
@@ -36,7 +50,7 @@ class CallSession:
     def __init__(self, leg: CallLeg, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
                  knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
-                 dead_call_s: float) -> None:
+                 dead_call_s: float, reporter: CallReporter) -> None:
         self.leg, self._loop = leg, loop
         self._transcriber, self._knowledge, self._voice, self._phrases = transcriber, knowledge, voice, phrases
         self._vad, self._turns, self._models, self._memory = vad, TurnDetector(turn_config), models, memory
@@ -51,7 +65,8 @@ class CallSession:
         self._held = False
         self._media = asyncio.Event()
         self._ended = asyncio.Event()
-        self.record = CallRecord(leg.sip_call_id, leg.remote, leg.dialed, time.time())
+        self._reporter = reporter
+        self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time())
 
     # --- called from pjsua2 threads
     def on_media(self, codec: str, clock_rate: int) -> None:
@@ -85,6 +100,7 @@ class CallSession:
 
     def _dtmf(self, digit: str) -> None:
         self.record.dtmf.append(digit)
+        self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
         if digit == "*" and len(self._last_reply) and not self._held:
             self._interrupt()
@@ -115,6 +131,7 @@ class CallSession:
 
     async def run(self) -> CallRecord:
         """Process the call's audio until it ends, enforcing its time limits."""
+        self._reporter.call_started(self.record)
         watchdog = asyncio.create_task(self._watch_limits())
         try:
             while (item := await self._frames.get()) is not None:
@@ -126,6 +143,7 @@ class CallSession:
             event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
                   turns=len(self.record.turns), barge_ins=self.record.barge_ins,
                   seconds=round(self.record.ended - self.record.started, 1))
+            self._reporter.call_ended(self.record)
         return self.record
 
     async def _on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
@@ -158,6 +176,7 @@ class CallSession:
             if self.agent_speaking:
                 dropped = self._interrupt()
                 self.record.barge_ins += 1
+                self._reporter.barge_in(self.record)
                 event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
             return
         self._interrupt()
@@ -171,38 +190,48 @@ class CallSession:
     async def _answer(self, utterance: SpeechEnded, speech_end: float, early: asyncio.Future | None) -> None:
         """One turn: transcribe (or take the speculative transcript), answer, speak sentence by sentence.
         Errors become a spoken apology."""
-        turn = TurnRecord(started=time.time())
-        cancelled = self._reply_cancel
+        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms))
+        cancelled, stage = self._reply_cancel, "asr"
         try:
             transcript = await (early if early is not None else self._transcribe(utterance.audio))
-            turn.asr_ms = (self._loop.time() - speech_end) * 1000
+            turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
             turn.transcript = transcript.text
             if len(transcript.text.strip(" .?!,")) < 2:
+                turn.outcome = "ignored"
                 return  # a cough or a click: nothing to answer
-            spoken = []
+            spoken, stage = [], "answer"
             async for chunk in self._knowledge.answer(self._memory, transcript.text):
+                turn.retrieval_ms, turn.answer_ms, stage = chunk.retrieval_ms, chunk.answer_ms, "tts"
+                synthesis_started = self._loop.time()
                 pcm = await self._loop.run_in_executor(self._models, self._voice.speak, chunk.spoken, cancelled)
-                if turn.first_audio_ms is None:
-                    turn.first_audio_ms = (self._loop.time() - speech_end) * 1000
+                if turn.response_ms is None:
+                    turn.tts_first_audio_ms = (self._loop.time() - synthesis_started) * 1000
+                    # The first frame goes out after whatever is still queued ahead of it.
+                    queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
+                    turn.response_ms = (self._loop.time() + queued_s - speech_end) * 1000
                 self._say(pcm)
                 spoken.append(pcm)
                 turn.answer.append(chunk.text)
                 turn.sources = [f"{s.path}#{s.chunk_id}" for s in chunk.sources]
                 turn.abstained = chunk.abstained
+                stage = "answer"
             self._last_reply = np.concatenate(spoken) if spoken else self._last_reply
             turn.outcome = "answered"
         except asyncio.CancelledError:
             turn.outcome = "interrupted"
             raise
         except Exception as exc:
-            turn.outcome = f"failed: {type(exc).__name__}"
-            event(log, "call.turn_failed", logging.ERROR, call=self.leg.sip_call_id, error=type(exc).__name__)
+            turn.outcome = f"failed: {stage}"
+            event(log, "call.turn_failed", logging.ERROR, call=self.leg.sip_call_id, stage=stage,
+                  error=type(exc).__name__)
+            self._reporter.error(stage)
             self._say(self._phrases.apology)
         finally:
-            if turn.transcript:
+            if turn.transcript or turn.outcome.startswith("failed"):
                 self.record.turns.append(turn)
+                self._reporter.turn_done(self.record, turn)
                 event(log, "call.turn", call=self.leg.sip_call_id, outcome=turn.outcome,
-                      asr_ms=round(turn.asr_ms or 0), first_audio_ms=round(turn.first_audio_ms or 0))
+                      response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
 
     async def _watch_limits(self) -> None:
         """Inactivity prompt and hang-up, maximum call length, and dead calls (no RTP)."""

@@ -66,6 +66,9 @@ class ReplyChunk:
     """As Piper should read it."""
     sources: tuple[SourceRef, ...]
     abstained: bool
+    retrieval_ms: float = 0.0
+    """Of the whole reply (the same on every chunk)."""
+    answer_ms: float = 0.0
 
 
 class KnowledgeBase:
@@ -133,7 +136,8 @@ class KnowledgeBase:
         loop = asyncio.get_running_loop()
         reply = await loop.run_in_executor(self._executor, self.compose, memory, question)
         for sentence in reply.sentences:
-            yield ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained)
+            yield ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained, reply.retrieval_ms,
+                             reply.answer_ms)
 
 
 def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None) -> KnowledgeBase:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,10 @@ class Transcript:
     """Length of the audio that was transcribed."""
     no_speech_prob: float
     """Highest no-speech probability over segments (high means probably not speech)."""
+    queue_s: float = 0.0
+    """Time spent waiting for the model (another call was using it)."""
+    decode_s: float = 0.0
+    """Time spent decoding."""
 
 
 class Transcriber:
@@ -45,7 +50,9 @@ class Transcriber:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
+        asked = time.perf_counter()
         with self.lock:
+            started = time.perf_counter()
             segments, info = self._whisper.transcribe(
                 audio.astype(np.float32, copy=False), language=self._language if self._whisper.model.is_multilingual
                 else None, beam_size=self._beam_size, initial_prompt=prompt or None, vad_filter=False,
@@ -53,6 +60,7 @@ class Transcriber:
             # transcribe() is lazy: decoding happens while the generator is consumed,
             # so it must be consumed here, inside the worker thread.
             parts = list(segments)
+            finished = time.perf_counter()
         text = " ".join(s.text.strip() for s in parts).strip()
         no_speech = max((s.no_speech_prob for s in parts), default=1.0)
-        return Transcript(text, info.language, len(audio) / SAMPLE_RATE, no_speech)
+        return Transcript(text, info.language, len(audio) / SAMPLE_RATE, no_speech, started - asked, finished - started)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.call.conftest import AgentProcess, heard, place_call
+from tests.peers import AgentProcess, heard, place_call
 
 
 @pytest.mark.parametrize(("codec", "negotiated"), [("PCMU", "PCMU/8000"), ("G722", "G722/16000")])
@@ -65,7 +65,7 @@ def test_beyond_max_calls_the_next_invite_gets_486_and_silence_ends_the_call(tmp
         import subprocess
         import sys
 
-        from tests.call.conftest import REPO, next_ports
+        from tests.peers import REPO, next_ports
 
         port, rtp = next_ports()
         first = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from tests.call.conftest import next_ports
 from tests.conftest import SHARED
+from tests.peers import next_ports
 
 TORTURE = SHARED / "sip-torture" / "rfc4475"
 

@@ -32,23 +32,36 @@ def next_ports() -> tuple[int, int]:
 class AgentProcess:
     """`python -m agent run` on loopback with its own data dir, and its structured log."""
 
-    def __init__(self, tmp: Path, settings, **overrides: object) -> None:
+    def __init__(self, tmp: Path, settings, wait_ready: bool = True, **overrides: object) -> None:
         self.sip_port, rtp = next_ports()
         self.http_port = self.sip_port + 1
-        self.log_path = tmp / "agent.log"
         env = {**os.environ, "AGENT_SIP_PORT": str(self.sip_port), "AGENT_HTTP_PORT": str(self.http_port),
                "AGENT_RTP_PORT_MIN": str(rtp), "AGENT_RTP_PORT_MAX": str(rtp + 98),
                "AGENT_DATA_DIR": str(tmp / "data"), "AGENT_MODELS_DIR": str(settings.models_path.resolve()),
                "AGENT_KB_DIR": str(REPO / "kb")}
         env.update({f"AGENT_{k.upper()}": str(v) for k, v in overrides.items()})
+        self.log_path = tmp / f"agent-{self.sip_port}.log"
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen([sys.executable, "-m", "agent", "run"], cwd=REPO, env=env,
                                         stdout=self._log, stderr=subprocess.STDOUT)
+        if wait_ready:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + 120
         while "event=agent.ready" not in self.log_path.read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"agent did not start:\n{self.log_path.read_text()[-3000:]}")
             time.sleep(0.2)
+
+    def http(self, method: str, path: str, token: str | None = None, **kwargs):
+        """A real HTTP request to the side app."""
+        import httpx
+
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(kwargs.pop("headers", {}))
+        return httpx.request(method, f"http://127.0.0.1:{self.http_port}{path}", headers=headers, timeout=60,
+                             **kwargs)
 
     @property
     def uri(self) -> str:

@@ -1,0 +1,114 @@
+"""The side app: health, readiness, metrics, KB re-indexing and call records over HTTP (FastAPI).
+
+Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex and /calls*
+need `Authorization: Bearer $AGENT_ADMIN_TOKEN`, and are refused (403) while no token is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from dataclasses import dataclass, field
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from agent.knowledge.base import KnowledgeBase
+from agent.knowledge.index import RefreshBusy
+from agent.settings import Settings
+from agent.side.metrics import Metrics, summary_markdown
+from agent.side.records import CallStore
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+@dataclass
+class SideState:
+    """What the side app reports on; filled in as the agent starts."""
+
+    settings: Settings
+    metrics: Metrics
+    store: CallStore
+    knowledge: KnowledgeBase | None = None
+    sip_listening: object = field(default=lambda: False)
+    """Callable: is SIP listening right now?"""
+    not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
+                                                               "sip": "not started"})
+
+    def readiness(self) -> dict[str, str]:
+        reasons = dict(self.not_ready)
+        if "sip" not in reasons and not self.sip_listening():
+            reasons["sip"] = "not listening"
+        return reasons
+
+
+def create_app(state: SideState) -> FastAPI:
+    docs = state.settings.http_docs
+    app = FastAPI(title="Offline phone agent", docs_url="/docs" if docs else None, redoc_url=None,
+                  openapi_url="/openapi.json" if docs else None)
+
+    @app.middleware("http")
+    async def cap_body(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        if request.headers.get("transfer-encoding", "").lower() == "chunked":
+            return JSONResponse({"detail": "chunked request bodies are not accepted"}, status_code=411)
+        return await call_next(request)
+
+    def admin(request: Request) -> None:
+        token = state.settings.admin_token
+        if not token:
+            raise HTTPException(403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them")
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+            raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        return {"status": "alive"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        reasons = state.readiness()
+        return JSONResponse({"ready": not reasons, "reasons": reasons}, status_code=503 if reasons else 200)
+
+    @app.get("/metrics")
+    async def metrics() -> PlainTextResponse:
+        return PlainTextResponse(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/metrics/summary")
+    async def metrics_summary(format: str = Query("json", pattern="^(json|markdown)$")):  # noqa: A002
+        summary = state.metrics.summary()
+        if format == "markdown":
+            return PlainTextResponse(summary_markdown(summary, state.settings.metrics_window_s),
+                                     media_type="text/markdown")
+        return {"window_s": state.settings.metrics_window_s, "stages": summary}
+
+    @app.post("/kb/reindex", dependencies=[Depends(admin)])
+    async def reindex() -> JSONResponse:
+        if state.knowledge is None:
+            raise HTTPException(503, "the knowledge base is still loading")
+        index = state.knowledge.index
+        try:
+            report = await asyncio.get_running_loop().run_in_executor(None, lambda: index.refresh(wait=False))
+        except RefreshBusy:
+            raise HTTPException(409, "a re-index is already running") from None
+        body = {"ok": report.ok, "added": report.added, "changed": report.changed, "deleted": report.deleted,
+                "unchanged": report.unchanged, "chunks": report.chunks, "duration_s": round(report.seconds, 3),
+                "errors": report.rejected, "error": report.error}
+        return JSONResponse(body, status_code=200 if report.ok else 500)
+
+    @app.get("/calls", dependencies=[Depends(admin)])
+    async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:
+        return {"calls": await asyncio.to_thread(state.store.recent, limit)}
+
+    @app.get("/calls/{call_id}", dependencies=[Depends(admin)])
+    async def call(call_id: str) -> dict:
+        found = await asyncio.to_thread(state.store.get, call_id)
+        if found is None:
+            raise HTTPException(404, f"no call {call_id}")
+        return found
+
+    return app

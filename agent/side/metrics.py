@@ -1,0 +1,74 @@
+"""The agent's numbers: Prometheus metrics, and percentiles over a sliding window for humans."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+import numpy as np
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+STAGES = ("vad_endpointing", "asr_queue_wait", "asr", "retrieval", "answer", "tts_first_audio", "response")
+"""Timed stages of a turn. `response` is end of caller speech → first answer audio frame, the number
+a caller feels; `asr_queue_wait` is kept apart so contention for the model cannot hide in `asr`."""
+
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+
+
+class Metrics:
+    """One registry per agent (tests run several agents in one process)."""
+
+    def __init__(self, window_s: float = 900.0) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.calls = Counter("agent_calls", "Calls by outcome.", ["outcome"], registry=r)
+        self.active_calls = Gauge("agent_active_calls", "Calls in progress.", registry=r)
+        self.turns = Counter("agent_turns", "Caller turns by outcome.", ["outcome"], registry=r)
+        self.barge_ins = Counter("agent_barge_ins", "Times a caller talked over the agent.", registry=r)
+        self.abstentions = Counter("agent_abstentions", "Answers declined for weak evidence.", registry=r)
+        self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
+        self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
+        self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,
+                               registry=r)
+        self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
+                                  "frame.", buckets=_BUCKETS, registry=r)
+        self.registration = Gauge("agent_sip_registered", "1 when registered with the configured registrar.",
+                                  registry=r)
+        self._window_s = window_s
+        self._samples: dict[str, deque[tuple[float, float]]] = {s: deque() for s in STAGES}
+        self._lock = threading.Lock()
+
+    def observe(self, stage: str, seconds: float, now: float | None = None) -> None:
+        """Record one stage duration in the histogram and the sliding window."""
+        if stage == "response":
+            self.response.observe(seconds)
+        else:
+            self.stage.labels(stage).observe(seconds)
+        with self._lock:
+            self._samples[stage].append((time.monotonic() if now is None else now, seconds))
+
+    def summary(self, now: float | None = None) -> dict[str, dict[str, float | int]]:
+        """p50/p90/p95/p99 (milliseconds) and count per stage over the sliding window."""
+        now = time.monotonic() if now is None else now
+        out: dict[str, dict[str, float | int]] = {}
+        with self._lock:
+            for stage, samples in self._samples.items():
+                while samples and samples[0][0] < now - self._window_s:
+                    samples.popleft()
+                values = np.array([v for _, v in samples]) * 1000
+                if len(values):
+                    p50, p90, p95, p99 = (round(float(np.percentile(values, q)), 1) for q in (50, 90, 95, 99))
+                    out[stage] = {"count": len(values), "p50_ms": p50, "p90_ms": p90, "p95_ms": p95, "p99_ms": p99}
+                else:
+                    out[stage] = {"count": 0}
+        return out
+
+
+def summary_markdown(summary: dict[str, dict[str, float | int]], window_s: float) -> str:
+    lines = [f"Stage latencies over the last {window_s:g} s (milliseconds)", "",
+             "| stage | count | p50 | p90 | p95 | p99 |", "|---|---:|---:|---:|---:|---:|"]
+    for stage, row in summary.items():
+        cells = [str(row.get(k, "–")) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms")]
+        lines.append(f"| {stage} | {row['count']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""Call records: one row per call, one per turn, written as each turn completes.
+
+`CallStore` is the small repository interface the agent writes through;
+`SqliteCallStore` keeps it in SQLite (WAL) under AGENT_DATA_DIR. A store for
+PostgreSQL (several agents sharing one) implements the same five methods.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from contextlib import closing
+from dataclasses import asdict
+from pathlib import Path
+from typing import Protocol
+
+from agent.call.record import CallRecord, TurnRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id TEXT PRIMARY KEY, sip_call_id TEXT, remote TEXT, dialed TEXT, codec TEXT, started REAL NOT NULL,
+    ended REAL, outcome TEXT, reason TEXT, barge_ins INTEGER DEFAULT 0, dtmf TEXT DEFAULT '');
+CREATE TABLE IF NOT EXISTS turns (
+    call_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE, n INTEGER NOT NULL, started REAL NOT NULL,
+    transcript TEXT, answer TEXT, sources TEXT, abstained INTEGER, outcome TEXT, latencies TEXT,
+    PRIMARY KEY (call_id, n));
+CREATE INDEX IF NOT EXISTS calls_by_start ON calls (started);
+"""
+
+
+class CallStore(Protocol):
+    def start_call(self, call: CallRecord) -> None: ...
+    def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None: ...
+    def end_call(self, call: CallRecord) -> None: ...
+    def recent(self, limit: int = 50) -> list[dict]: ...
+    def get(self, call_id: str) -> dict | None: ...
+    def purge(self, older_than: float) -> int: ...
+
+
+class SqliteCallStore:
+    """CallStore in one SQLite file; safe to use from any thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.row_factory = sqlite3.Row
+        return db
+
+    def _write(self, sql: str, args: tuple) -> int:
+        with self._lock, closing(self._connect()) as db, db:
+            return db.execute(sql, args).rowcount
+
+    def start_call(self, call: CallRecord) -> None:
+        self._write("INSERT OR REPLACE INTO calls (id, sip_call_id, remote, dialed, codec, started) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", (call.id, call.sip_call_id, call.remote, call.dialed, call.codec,
+                                                  call.started))
+
+    def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
+        latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
+        self._write("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (call.id, n, turn.started, turn.transcript, " ".join(turn.answer), json.dumps(turn.sources),
+                     int(turn.abstained), turn.outcome, json.dumps(latencies)))
+
+    def end_call(self, call: CallRecord) -> None:
+        self._write("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
+                    "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
+                                     "".join(call.dtmf), call.id))
+
+    def recent(self, limit: int = 50) -> list[dict]:
+        with closing(self._connect()) as db:
+            rows = db.execute("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+                              "FROM calls c ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
+        return [_call_row(row) for row in rows]
+
+    def get(self, call_id: str) -> dict | None:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+                             "FROM calls c WHERE id = ?", (call_id,)).fetchone()
+            if row is None:
+                return None
+            turns = db.execute("SELECT * FROM turns WHERE call_id = ? ORDER BY n", (call_id,)).fetchall()
+        call = _call_row(row)
+        call["turns"] = [{"n": t["n"], "started": t["started"], "transcript": t["transcript"],
+                          "answer": t["answer"], "sources": json.loads(t["sources"]),
+                          "abstained": bool(t["abstained"]), "outcome": t["outcome"],
+                          "latencies_ms": json.loads(t["latencies"])} for t in turns]
+        return call
+
+    def purge(self, older_than: float) -> int:
+        """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
+        return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+
+
+def _call_row(row: sqlite3.Row) -> dict:
+    ended = row["ended"]
+    return {"id": row["id"], "sip_call_id": row["sip_call_id"], "from": row["remote"], "to": row["dialed"],
+            "codec": row["codec"], "started": row["started"], "ended": ended,
+            "duration_s": round(ended - row["started"], 1) if ended else round(time.time() - row["started"], 1),
+            "outcome": row["outcome"] or ("in progress" if ended is None else ""), "reason": row["reason"],
+            "barge_ins": row["barge_ins"], "dtmf": row["dtmf"], "turns": row["turns"]}

@@ -1,0 +1,64 @@
+"""Turns call events into metrics and call records (the CallReporter the sessions report to)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from agent.call.record import CallRecord, TurnRecord
+from agent.side.metrics import Metrics
+from agent.side.records import CallStore
+
+log = logging.getLogger(__name__)
+
+_STAGE_FIELDS = {"vad_endpointing": "endpointing_ms", "asr_queue_wait": "asr_queue_ms", "asr": "asr_ms",
+                 "retrieval": "retrieval_ms", "answer": "answer_ms", "tts_first_audio": "tts_first_audio_ms",
+                 "response": "response_ms"}
+
+
+class Reporter:
+    """Metrics are updated at once; records are written in a worker thread, one write per event,
+    so a crash mid-call keeps every completed turn."""
+
+    def __init__(self, metrics: Metrics, store: CallStore) -> None:
+        self.metrics = metrics
+        self.store = store
+
+    def _write(self, method, *args) -> None:
+        future = asyncio.get_running_loop().run_in_executor(None, method, *args)
+        future.add_done_callback(self._log_failure)
+
+    @staticmethod
+    def _log_failure(future: asyncio.Future) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            log.error("records.write_failed", exc_info=future.exception())
+
+    def call_started(self, call: CallRecord) -> None:
+        self.metrics.active_calls.inc()
+        self._write(self.store.start_call, call)
+
+    def turn_done(self, call: CallRecord, turn: TurnRecord) -> None:
+        self.metrics.turns.labels(turn.outcome.split(":")[0]).inc()
+        if turn.abstained:
+            self.metrics.abstentions.inc()
+        for stage, name in _STAGE_FIELDS.items():
+            value = getattr(turn, name)
+            if value is not None:
+                self.metrics.observe(stage, value / 1000)
+        self._write(self.store.add_turn, call, len(call.turns), turn)
+
+    def barge_in(self, call: CallRecord) -> None:
+        self.metrics.barge_ins.inc()
+
+    def dtmf(self, call: CallRecord, digit: str) -> None:
+        self.metrics.dtmf.inc()
+
+    def error(self, stage: str) -> None:
+        self.metrics.errors.labels(stage).inc()
+
+    def call_ended(self, call: CallRecord) -> None:
+        self.metrics.active_calls.dec()
+        self.metrics.calls.labels(call.outcome or "unknown").inc()
+        call.ended = call.ended or time.time()
+        self._write(self.store.end_call, call)

@@ -1,0 +1,134 @@
+"""The side app over real HTTP, on a real agent process taking real calls."""
+
+import shutil
+import threading
+import time
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from eval.scoring import word_error_rate
+from tests.conftest import REPO
+from tests.peers import AgentProcess, heard, place_call
+
+TOKEN = "test-token-3f9a"
+
+
+def _response_count(agent) -> float:
+    for family in text_string_to_metric_families(agent.http("GET", "/metrics").text):
+        if family.name == "agent_response_seconds":
+            return next(s.value for s in family.samples if s.name == "agent_response_seconds_count")
+    raise AssertionError("agent_response_seconds is missing")
+
+
+@pytest.fixture(scope="module")
+def side_agent(tmp_path_factory, settings):
+    tmp = tmp_path_factory.mktemp("side")
+    shutil.copytree(REPO / "kb", tmp / "kb")
+    agent = AgentProcess(tmp, settings, wait_ready=False, admin_token=TOKEN, kb_dir=tmp / "kb", inactivity_s=60)
+    agent.tmp = tmp
+    deadline, statuses = time.monotonic() + 120, []
+    while time.monotonic() < deadline:
+        try:
+            response = agent.http("GET", "/readyz")
+        except Exception:
+            time.sleep(0.05)
+            continue
+        statuses.append((response.status_code, response.json()))
+        if response.status_code == 200:
+            break
+        time.sleep(0.05)
+    agent.readiness_seen = statuses
+    agent.wait_ready()
+    yield agent
+    agent.stop()
+
+
+def test_readiness_flips_to_200_once_models_kb_and_sip_are_up(side_agent):
+    first_code, first_body = side_agent.readiness_seen[0]
+    assert first_code == 503 and first_body["ready"] is False and first_body["reasons"]
+    assert side_agent.readiness_seen[-1] == (200, {"ready": True, "reasons": {}})
+    assert side_agent.http("GET", "/healthz").json() == {"status": "alive"}
+
+
+def test_a_real_call_is_measured_recorded_and_its_transcript_is_right(side_agent, models, questions, tmp_path):
+    before = _response_count(side_agent)
+    timeline = place_call(side_agent, tmp_path, "--question", str(questions["warranty"]), duration=12)
+    assert "warranty" in heard(models, timeline, timeline["question_end_tick"])
+    time.sleep(0.5)
+    assert _response_count(side_agent) == before + 1
+    calls = side_agent.http("GET", "/calls", TOKEN).json()["calls"]
+    latest = calls[0]
+    assert latest["turns"] == 1 and latest["codec"] == "PCMU/8000" and latest["outcome"] == "caller hung up"
+    detail = side_agent.http("GET", f"/calls/{latest['id']}", TOKEN).json()
+    (turn,) = detail["turns"]
+    # 8 kHz speech through a real call, transcribed by the agent: the bridge path keeps it intelligible.
+    assert word_error_rate("What warranty comes with a new boiler?", turn["transcript"]) <= 0.25, turn
+    assert "10-year" in turn["answer"] and turn["sources"][0].startswith("booking-and-policies.md#")
+    assert {"endpointing_ms", "asr_ms", "retrieval_ms", "response_ms"} <= turn["latencies_ms"].keys()
+    summary = side_agent.http("GET", "/metrics/summary").json()["stages"]
+    assert summary["response"]["count"] >= 1 and "p95_ms" in summary["asr"]
+
+
+@pytest.mark.parametrize(("headers", "status"), [({}, 401), ({"Authorization": "Bearer wrong"}, 401),
+                                                 ({"Authorization": f"Bearer {TOKEN}"}, 200)])
+def test_reindex_needs_the_admin_token(side_agent, headers, status):
+    response = side_agent.http("POST", "/kb/reindex", headers=headers)
+    assert response.status_code == status
+    if status == 200:
+        body = response.json()
+        assert body["ok"] and body["unchanged"] == 6 and body["added"] == 0 and body["errors"] == {}
+
+
+def test_a_second_reindex_while_one_runs_gets_409(side_agent):
+    big = side_agent.tmp / "kb" / "catalogue.md"
+    big.write_text("\n\n".join(f"## Part {i}\n\nPart {i} of the catalogue costs ${i} and ships in {i} days."
+                               for i in range(400)))
+    results = []
+    first = threading.Thread(target=lambda: results.append(side_agent.http("POST", "/kb/reindex", TOKEN)))
+    first.start()
+    time.sleep(0.3)
+    second = side_agent.http("POST", "/kb/reindex", TOKEN)
+    first.join()
+    assert second.status_code == 409 and results[0].status_code == 200 and results[0].json()["added"] == 1
+    big.unlink()
+    assert side_agent.http("POST", "/kb/reindex", TOKEN).json()["deleted"] == 1
+
+
+def test_reindex_during_a_call_does_not_disturb_it(side_agent, models, questions, tmp_path):
+    (side_agent.tmp / "kb" / "extra.md").write_text("# Extra\n\nThe van is blue.\n")
+    reindexed = []
+    timer = threading.Timer(4.0, lambda: reindexed.append(side_agent.http("POST", "/kb/reindex", TOKEN)))
+    timer.start()
+    timeline = place_call(side_agent, tmp_path, "--question", str(questions["hours"]), "--question-at", "3",
+                          duration=14)
+    timer.join()
+    assert reindexed[0].status_code == 200 and reindexed[0].json()["added"] == 1
+    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+
+
+def test_admin_endpoints_are_refused_until_a_token_is_configured(agent):
+    response = agent.http("GET", "/calls")
+    assert response.status_code == 403 and "AGENT_ADMIN_TOKEN" in response.json()["detail"]
+    assert agent.http("POST", "/kb/reindex").status_code == 403
+
+
+def test_oversized_bodies_are_rejected(side_agent):
+    assert side_agent.http("POST", "/kb/reindex", TOKEN, content=b"x" * 70_000).status_code == 413
+
+
+def test_unknown_call_is_404(side_agent):
+    assert side_agent.http("GET", "/calls/nope", TOKEN).status_code == 404
+
+
+def test_call_records_survive_a_restart(side_agent, settings):  # last: it stops the module's agent
+    before = side_agent.http("GET", "/calls", TOKEN).json()["calls"]
+    assert before
+    side_agent.stop()
+    restarted = AgentProcess(side_agent.tmp, settings, admin_token=TOKEN, kb_dir=side_agent.tmp / "kb")
+    try:
+        after = restarted.http("GET", "/calls", TOKEN).json()["calls"]
+        assert [c["id"] for c in after] == [c["id"] for c in before]
+        assert restarted.http("GET", f"/calls/{before[0]['id']}", TOKEN).json()["turns"]
+    finally:
+        restarted.stop()

@@ -1,0 +1,58 @@
+"""Call records in SQLite and the metrics summary, on exact data."""
+
+import time
+
+from agent.call.record import CallRecord, TurnRecord
+from agent.side.metrics import Metrics, summary_markdown
+from agent.side.records import SqliteCallStore
+
+
+def _call(n=1, started=None):
+    return CallRecord(f"id{n}", f"sip-{n}", "<sip:caller@127.0.0.1>", "200", started or time.time(), codec="PCMU/8000")
+
+
+def test_a_completed_turn_survives_a_crash_mid_call(tmp_path):
+    store = SqliteCallStore(tmp_path / "calls.db")
+    call = _call()
+    store.start_call(call)
+    store.add_turn(call, 1, TurnRecord(started=1.0, transcript="do you take cheques", answer=["We do not."],
+                                       sources=["prices.md#abc"], outcome="answered", response_ms=812.0))
+    reopened = SqliteCallStore(tmp_path / "calls.db").get("id1")  # as after a restart, without end_call
+    assert reopened["outcome"] == "in progress"
+    (turn,) = reopened["turns"]
+    assert turn["transcript"] == "do you take cheques" and turn["sources"] == ["prices.md#abc"]
+    assert turn["latencies_ms"] == {"response_ms": 812.0}
+
+
+def test_ended_calls_list_newest_first_with_their_outcome(tmp_path):
+    store = SqliteCallStore(tmp_path / "calls.db")
+    for n in (1, 2):
+        call = _call(n, started=1000.0 + n)
+        store.start_call(call)
+        call.ended, call.outcome, call.dtmf = 1010.0 + n, "caller hung up", ["*"]
+        store.end_call(call)
+    recent = store.recent()
+    assert [c["id"] for c in recent] == ["id2", "id1"]
+    assert recent[0]["duration_s"] == 10.0 and recent[0]["outcome"] == "caller hung up" and recent[0]["dtmf"] == "*"
+    assert store.get("nope") is None
+
+
+def test_retention_purges_old_calls_and_their_turns(tmp_path):
+    store = SqliteCallStore(tmp_path / "calls.db")
+    old, new = _call(1, started=100.0), _call(2, started=10_000.0)
+    for call in (old, new):
+        store.start_call(call)
+    store.add_turn(old, 1, TurnRecord(started=100.0))
+    assert store.purge(older_than=5_000.0) == 1
+    assert [c["id"] for c in store.recent()] == ["id2"]
+
+
+def test_summary_percentiles_over_the_window():
+    metrics = Metrics(window_s=60)
+    for i, ms in enumerate([100, 200, 300, 400, 500]):
+        metrics.observe("response", ms / 1000, now=1000.0 + i)
+    metrics.observe("asr", 0.5, now=900.0)  # outside the window by the time of the summary
+    summary = metrics.summary(now=1010.0)
+    assert summary["response"] == {"count": 5, "p50_ms": 300.0, "p90_ms": 460.0, "p95_ms": 480.0, "p99_ms": 496.0}
+    assert summary["asr"] == {"count": 0}
+    assert "| response | 5 | 300.0 | 460.0 | 480.0 | 496.0 |" in summary_markdown(summary, 60)
