@@ -36,6 +36,21 @@ def models(settings, resolved) -> Models:
     return load_all(settings, resolved)
 
 
+@pytest.fixture(scope="session")
+def bundled_kb(models, tmp_path_factory):
+    """The shipped kb/ indexed once for the session, with the default abstention threshold."""
+    from agent.knowledge.base import KnowledgeBase
+    from agent.knowledge.index import KnowledgeIndex
+
+    s = settings_module.Settings()
+    index = KnowledgeIndex(REPO / "kb", tmp_path_factory.mktemp("bundled") / "index.sqlite3", models.embedder,
+                           max_file_bytes=s.kb_max_file_bytes, max_total_bytes=s.kb_max_total_bytes,
+                           chunk_target_chars=s.chunk_target_chars, chunk_max_chars=s.chunk_max_chars,
+                           model_identity="minilm")
+    assert index.refresh().ok
+    return KnowledgeBase(index, models.embedder, abstain_below=s.abstain_threshold)
+
+
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
     with wave.open(str(path)) as wav:
         if wav.getsampwidth() != 2 or wav.getnchannels() != 1:

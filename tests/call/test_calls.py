@@ -82,3 +82,28 @@ def test_beyond_max_calls_the_next_invite_gets_486_and_silence_ends_the_call(tmp
         assert any(e["outcome"] == "caller silent" for e in agent.events("call.ended"))
     finally:
         agent.stop()
+
+
+def test_long_calls_and_dead_calls_are_ended_by_the_agent(tmp_path, settings):
+    """max_call_s says goodbye and hangs up; a caller that vanishes (no BYE, no RTP) is hung up."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.peers import REPO, next_ports
+
+    agent = AgentProcess(tmp_path, settings, max_call_s=10, dead_call_s=5, inactivity_s=60)
+    try:
+        long_call = place_call(agent, tmp_path / "long", duration=25)
+        assert long_call["ended_by"] == "agent"
+        port, rtp = next_ports()
+        vanishing = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+                                      "--rtp-port", str(rtp), "--duration", "30", "--out", str(tmp_path / "gone")],
+                                     cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert len(agent.wait_for("call.media", 2)) == 2
+        vanishing.send_signal(signal.SIGKILL)
+        vanishing.wait()
+        ended = agent.wait_for("call.ended", 2, timeout=30)
+        assert [e["outcome"] for e in ended] == ["maximum call length", "dead call (no RTP)"]
+    finally:
+        agent.stop()

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import KnowledgeIndex
-from tests.conftest import REPO
 
 
 class CountingEmbedder:
@@ -36,13 +34,3 @@ def make_index(kb: Path, db: Path, embedder, *, target: int = 350, max_file_byte
                model_identity: str = "minilm") -> KnowledgeIndex:
     return KnowledgeIndex(kb, db, embedder, max_file_bytes=max_file_bytes, max_total_bytes=1 << 30,
                           chunk_target_chars=target, chunk_max_chars=max(600, target), model_identity=model_identity)
-
-
-@pytest.fixture(scope="session")
-def bundled_kb(models, tmp_path_factory) -> KnowledgeBase:
-    """The shipped kb/ indexed once for the session, with the default abstention threshold."""
-    from agent.settings import Settings
-
-    index = make_index(REPO / "kb", tmp_path_factory.mktemp("bundled") / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    return KnowledgeBase(index, models.embedder, abstain_below=Settings().abstain_threshold)
