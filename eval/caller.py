@@ -209,7 +209,9 @@ def run(args: argparse.Namespace) -> dict:
     save_wav(args.out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
     (args.out / "timeline.json").write_text(json.dumps(timeline))
     port.closed = True
-    # Release pjsua2 objects before the library, on this (registered) thread.
+    # Stop the conference clock before releasing the port: pjsip 2.15 frees a removed port at once
+    # while the clock thread may still call it. Then release pjsua2 objects before the library.
+    endpoint.audDevManager().setNoDev()
     del call, port
     account.shutdown()
     del account

@@ -18,7 +18,7 @@ import pjsua2 as pj
 
 from agent.logs import event
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
-from agent.sip.port import BRIDGE_RATE
+from agent.sip.port import BRIDGE_RATE, BridgePort
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,8 @@ class SipEndpoint:
         self._new_call = new_call
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._calls: dict[int, SipCall] = {}
+        self._ports: list[BridgePort] = []
+        self._spare_ports: list[BridgePort] = []
         self._stopping = threading.Event()
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -186,6 +188,17 @@ class SipEndpoint:
         call.observer = self._new_call(leg)
         call.ring_and_answer()
 
+    def acquire_port(self) -> BridgePort:
+        """A conference port for a call: a spare one, or a new one (SIP thread only)."""
+        if self._spare_ports:
+            return self._spare_ports.pop()
+        port = BridgePort(f"line{len(self._ports)}")
+        self._ports.append(port)
+        return port
+
+    def release_port(self, port: BridgePort) -> None:
+        self._spare_ports.append(port)
+
     def find(self, call_id: int) -> SipCall | None:
         """The live call with this pjsua2 id (SIP thread only)."""
         return self._calls.get(call_id)
@@ -193,18 +206,19 @@ class SipEndpoint:
     def forget(self, call_id: int) -> None:
         """Drop a disconnected call (deferred: never inside its own callback). The call and its
         conference port are released here, on the SIP thread."""
-        def drop() -> None:
-            call = self._calls.pop(call_id, None)
-            if call is not None:
-                call.port = None
-
-        self.call_soon(drop)
+        self.call_soon(lambda: self._calls.pop(call_id, None))
 
     def _shutdown(self) -> None:
         try:
             for call in list(self._calls.values()):
                 call.hang_up_now()
+            for _ in range(50):  # let the BYEs go out
+                self._endpoint.libHandleEvents(10)
             self._calls.clear()
+            # Stop the conference clock before releasing ports (see BridgePort).
+            self._endpoint.audDevManager().setNoDev()
+            self._spare_ports.clear()
+            self._ports.clear()
             self._endpoint.libDestroy()
         except Exception:
             log.exception("sip.shutdown_failed")

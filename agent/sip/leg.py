@@ -141,7 +141,9 @@ class SipCall(pj.Call):
             return
         self._ended = True
         if self.port is not None:
-            self.port.active = False
+            self.port.detach()
+            self._endpoint.release_port(self.port)
+            self.port = None
         if self.observer is not None:
             self.observer.on_ended(f"{info.lastStatusCode} {info.lastReason}".strip())
             self.observer = None
@@ -163,8 +165,9 @@ class SipCall(pj.Call):
                 self.observer.on_hold(True)
 
     def _connect(self, index: int) -> None:
-        if self.port is None and self.observer is not None:
-            self.port = BridgePort(f"call{self._pj_id}", self.playout, self.observer.on_frame)
+        if self.port is None and self.observer is not None and not self._ended:
+            self.port = self._endpoint.acquire_port()
+            self.port.attach(self.playout, self.observer.on_frame)
         if self.port is None:
             return
         audio = self.getAudioMedia(index)

@@ -35,22 +35,30 @@ FrameSink = Callable[[np.ndarray, float], None]
 
 
 class BridgePort(pj.AudioMediaPort):
-    """A conference port at BRIDGE_RATE fed by a Playout and feeding a FrameSink."""
+    """A conference port at BRIDGE_RATE fed by a Playout and feeding a FrameSink.
 
-    def __init__(self, name: str, playout: Playout, sink: FrameSink) -> None:
+    Ports are never destroyed while the conference clock runs: pjsip 2.15 removes a port from the
+    bridge asynchronously but frees it at once, so the clock thread could call into freed memory.
+    A port is attached to one call at a time and reused by the next (see SipEndpoint)."""
+
+    def __init__(self, name: str) -> None:
         super().__init__()
-        self._playout = playout
-        self._sink = sink
+        self._playout: Playout | None = None
+        self._sink: FrameSink | None = None
         self._last_outbound_rms = 0.0
-        self.active = True
         fmt = pj.MediaFormatAudio()
         fmt.init(pj.PJMEDIA_FORMAT_L16, BRIDGE_RATE, 1, FRAME_MS * 1000, 16)
         self.createPort(name, fmt)
 
-    # pjsua2 may still call a port while its Python object is being released (the conference
-    # removes ports asynchronously), when its attributes are already gone: hence the getattr.
+    def attach(self, playout: Playout, sink: FrameSink) -> None:
+        self._last_outbound_rms = 0.0
+        self._playout, self._sink = playout, sink
+
+    def detach(self) -> None:
+        self._playout = self._sink = None
+
     def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
-        playout = getattr(self, "_playout", None)
+        playout = self._playout
         if playout is None:
             return
         pcm, _ = playout.pop()
@@ -60,7 +68,8 @@ class BridgePort(pj.AudioMediaPort):
         frame.size = pcm.nbytes
 
     def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name
-        if not getattr(self, "active", False) or frame.type != pj.PJMEDIA_FRAME_TYPE_AUDIO or frame.size == 0:
+        sink = self._sink
+        if sink is None or frame.type != pj.PJMEDIA_FRAME_TYPE_AUDIO or frame.size == 0:
             return
         pcm = np.frombuffer(bytes(frame.buf), dtype="<i2").astype(np.int16)
-        self._sink(pcm, self._last_outbound_rms)
+        sink(pcm, self._last_outbound_rms)
