@@ -33,8 +33,6 @@ class Metrics:
                                registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
-        self.registration = Gauge("agent_sip_registered", "1 when registered with the configured registrar.",
-                                  registry=r)
         self._window_s = window_s
         self._samples: dict[str, deque[tuple[float, float]]] = {s: deque() for s in STAGES}
         self._lock = threading.Lock()
