@@ -25,6 +25,9 @@ import numpy as np
 import pjsua2 as pj
 import soxr
 
+from eval.conversation import Conversation, Step
+from eval.wire import voiced_ticks
+
 RATE = 16000
 TICK = 320  # samples per 20 ms
 CODECS = {"PCMU": "PCMU/8000/1", "PCMA": "PCMA/8000/1", "G722": "G722/16000/1"}
@@ -119,9 +122,10 @@ class CallerCall(pj.Call):
                 self.port.startTransmit(audio)
 
 
-def voiced_ticks(frames: list[np.ndarray], threshold: float = 300.0) -> list[int]:
-    """Ticks (1-based, as counted by the port) whose frame RMS is above threshold."""
-    return [i + 1 for i, f in enumerate(frames) if np.sqrt(np.mean(f.astype(np.float64) ** 2)) > threshold]
+def _load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
+    """[{"audio": WAV, "barge_in_at_ms": ms or null}, ...] -> (16 kHz audio, barge-in ms) per question."""
+    steps = json.loads(path.read_text())
+    return [(load_wav(Path(step["audio"])), step.get("barge_in_at_ms")) for step in steps]
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -155,6 +159,9 @@ def run(args: argparse.Namespace) -> dict:
     call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), prm)
 
     timeline: dict = {"codec": args.codec}
+    script = _load_script(args.script) if args.script else None
+    conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms) if script else None
+    fed = 0
     question = load_wav(args.question) if args.question else None
     second = load_wav(args.second) if args.second else None
     started = time.monotonic()
@@ -165,6 +172,18 @@ def run(args: argparse.Namespace) -> dict:
         if call.state != "confirmed":
             continue
         timeline.setdefault("confirmed_tick", port.tick)
+        if conversation is not None:
+            with port.lock:
+                fresh = port.received[fed:]
+            for frame in fresh:
+                fed += 1
+                step = conversation.on_tick(fed, bool(voiced_ticks([frame])))
+                if step is not None:
+                    start = port.play(script[step][0])
+                    timeline.setdefault("steps", []).append({"start_tick": start,
+                                                             "end_tick": start + len(script[step][0]) // TICK})
+            if conversation.done:
+                break
         if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
             timeline["question_tick"] = port.play(question)
             timeline["question_end_tick"] = timeline["question_tick"] + len(question) // TICK
@@ -226,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rtp-port", type=int, default=21000)
     parser.add_argument("--tcp", action="store_true")
     parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")
+    parser.add_argument("--script", type=Path, help="JSON list of questions to ask in turn (see eval.conversation)")
+    parser.add_argument("--quiet-ms", type=int, default=1000, help="with --script: agent silence that ends an answer")
     parser.add_argument("--question", type=Path)
     parser.add_argument("--question-at", type=float, default=3.0)
     parser.add_argument("--second", type=Path)

@@ -29,14 +29,21 @@ def _spell_number(match: re.Match[str]) -> str:
     return number_to_words(int(digits))
 
 
+# British spellings folded to American ones, as Whisper writes them ("cheque" is heard as "check").
+_SPELLING = {"cheque": "check", "cheques": "checks", "colour": "color", "centre": "center", "litre": "liter",
+             "metre": "meter", "programme": "program", "favour": "favor", "licence": "license"}
+
+
 def normalize(text: str) -> str:
-    """Lower case, digits spelled out, punctuation removed, whitespace collapsed."""
+    """Lower case, digits spelled out, a.m./p.m. as am/pm, British spellings folded, punctuation
+    removed, whitespace collapsed."""
     text = text.lower().replace("%", " percent ").replace("&", " and ")
+    text = re.sub(r"(?<![a-z])([ap])\.?\s?m\b\.?", r" \1m ", text)
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
     text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
     text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")
     text = re.sub(r"(?<![a-z])'|'(?![a-z])", " ", text)
-    return " ".join(text.split())
+    return " ".join(_SPELLING.get(word, word) for word in text.split())
 
 
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:

@@ -31,3 +31,9 @@ def test_numbers_as_digits_or_words_are_not_errors():
 
 def test_char_error_rate():
     assert char_error_rate("abcd", "abed") == pytest.approx(1 / 4)
+
+
+def test_times_and_spellings_fold_the_way_whisper_writes_them():
+    assert normalize("8 a.m. to 6 p.m.") == normalize("8am to 6pm") == "eight am to six pm"
+    assert normalize("We do not accept cheques.") == normalize("we do not accept checks")
+    assert normalize("I am here") == "i am here"

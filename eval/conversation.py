@@ -1,0 +1,66 @@
+"""When a scripted caller speaks: a pure, tick-based turn-taking policy for eval callers.
+
+Fed one tick (20 ms) at a time with whether the agent's audio was voiced on
+that tick. A normal question waits until the agent has answered the previous
+one and gone quiet; a barge-in question starts `barge_in_at_ms` into that
+answer. After the last question the conversation is done once its answer has
+ended (or never came).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TICK_MS = 20
+
+
+@dataclass(frozen=True)
+class Step:
+    ticks: int
+    """Length of the question audio in ticks."""
+    barge_in_at_ms: int | None = None
+
+
+class Conversation:
+    def __init__(self, steps: list[Step], quiet_ms: int = 1000, answer_timeout_ms: int = 12000) -> None:
+        self.steps = steps
+        self.quiet = quiet_ms // TICK_MS
+        self.timeout = answer_timeout_ms // TICK_MS
+        self.started: list[int] = []
+        """Tick at which each step started."""
+        self._since_end = 0
+        self._heard = False
+        self._quiet_run = 0
+        self._first_answer_tick: int | None = None
+        self.done = False
+
+    def _previous_end(self) -> int | None:
+        return self.started[-1] + self.steps[len(self.started) - 1].ticks if self.started else None
+
+    def on_tick(self, tick: int, agent_voiced: bool) -> int | None:
+        """Advance one tick; return the index of a step to start now, or None."""
+        if self.done:
+            return None
+        end = self._previous_end()
+        if end is not None and tick < end:
+            return None  # the caller is still talking
+        self._since_end += 1
+        if agent_voiced:
+            self._heard, self._quiet_run = True, 0
+            if self._first_answer_tick is None:
+                self._first_answer_tick = tick
+        else:
+            self._quiet_run += 1
+        answered = self._heard and self._quiet_run >= self.quiet
+        timed_out = self._since_end >= self.timeout
+        if len(self.started) == len(self.steps):
+            self.done = answered or timed_out
+            return None
+        step = self.steps[len(self.started)]
+        barge = step.barge_in_at_ms is not None and self._first_answer_tick is not None and \
+            tick >= self._first_answer_tick + step.barge_in_at_ms // TICK_MS
+        if barge or answered or timed_out:
+            self.started.append(tick + 1)
+            self._since_end, self._heard, self._quiet_run, self._first_answer_tick = 0, False, 0, None
+            return len(self.started) - 1
+        return None

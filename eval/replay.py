@@ -1,0 +1,185 @@
+"""Replay eval cases as real SIP calls and score what the caller heard, measured on the wire.
+
+    python -m eval.replay --kb DIR --cases FILE [--out DIR] [--codec pcmu|g722] [--concurrency N]
+
+Starts its own agent on free loopback ports with that KB, places one real call per `call` group
+(the eval caller, pjsua2), asks each question in turn (the case's WAV, or its `say` text spoken by
+a flite voice unlike the agent's), then scores every answer: Whisper transcript of the received
+audio, correctness against `expect_any` / `expect_abstain`, latency from the question's last voiced
+frame to the first voiced answer frame, and barge-in reaction time. Writes report.json, report.md
+and latency.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from eval.agent_process import REPO, AgentProcess
+from eval.caller import load_wav
+from eval.cases import Case, load_cases
+from eval.report import summarize, write_reports
+from eval.retrieval import contains_any
+from eval.scoring import normalize
+from eval.wire import TICK_MS, barge_in_reaction_ms, response_latency_ms, speech_bounds, voiced_ticks
+
+VOICES = ("slt", "rms", "awb")
+ABSTAIN_WORDS = ("don't have information", "do not have information")
+
+
+def free_port_block(size: int) -> int:
+    """A port p such that p..p+size-1 look free on loopback (UDP and TCP)."""
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1] // 100 * 100
+        if base + size < 65000 and all(_free(p) for p in range(base, base + size, 2)):
+            return base
+    raise RuntimeError("no free port block on loopback")
+
+
+def _free(port: int) -> bool:
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        with socket.socket(socket.AF_INET, kind) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+    return True
+
+
+def question_audio(case: Case, folder: Path, voice: str) -> Path:
+    """The case's WAV, or its text spoken by flite at 8 kHz (a telephone caller)."""
+    if case.audio is not None:
+        return case.audio
+    raw, wav = folder / f"{case.id}-raw.wav", folder / f"{case.id}.wav"
+    subprocess.run(["flite", "-voice", voice, "-t", case.say, "-o", str(raw)], check=True)
+    subprocess.run(["sox", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    return wav
+
+
+def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str) -> dict:
+    """Place one call asking `cases` in order; return the caller's timeline."""
+    folder = out / "calls" / call_id
+    folder.mkdir(parents=True, exist_ok=True)
+    script = [{"audio": str(question_audio(c, folder, voice)), "barge_in_at_ms": c.barge_in_at_ms} for c in cases]
+    (folder / "script.json").write_text(json.dumps(script))
+    base = free_port_block(110)
+    duration = 20 + 25 * len(cases)
+    command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
+               str(base + 2), "--codec", codec.upper(), "--script", str(folder / "script.json"),
+               "--duration", str(duration), "--out", str(folder)]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
+    if result.returncode != 0:
+        return {"error": f"caller failed: {result.stderr.strip()[-300:]}"}
+    return json.loads((folder / "timeline.json").read_text())
+
+
+def kb_hint(kb_dir: Path) -> str:
+    """The KB's proper nouns as Whisper's prompt: the scorer listens like a caller who knows the
+    company's names (tiny.en otherwise hears "Quarry Lane" as "Corrie Lane")."""
+    from agent.knowledge.chunking import split_document
+    from agent.knowledge.scan import scan
+    from agent.knowledge.vocabulary import prompt_hint, vocabulary
+
+    documents = scan(kb_dir, 1 << 20, 1 << 30).documents.values()
+    texts = [". ".join(c.heading + (c.text,)) for d in documents for c in split_document(d.path, d.text)]
+    return prompt_hint(vocabulary(texts))
+
+
+def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad_factory,
+               hint: str = "") -> list[dict]:
+    """One row per case of the call."""
+    if "error" in timeline:
+        return [{"id": c.id, "call": c.call, "error": timeline["error"]} for c in cases]
+    received = load_wav(folder / "received.wav")
+    voiced = voiced_ticks([received[i:i + 320] for i in range(0, len(received) - 319, 320)])
+    steps = timeline.get("steps", [])
+    rows = []
+    for n, case in enumerate(cases):
+        row: dict = {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain}
+        if n >= len(steps):
+            rows.append({**row, "error": "the question was never asked (call ended early)"})
+            continue
+        step = steps[n]
+        sent = load_wav(Path(json.loads((folder / "script.json").read_text())[n]["audio"]))
+        vad = vad_factory()
+        bounds = speech_bounds(vad.push(sent.astype(np.float32) / 32768))
+        onset_tick = step["start_tick"] + (bounds[0] * 512 // 320 if bounds else 0)
+        last_voiced_tick = step["start_tick"] + ((bounds[1] + 1) * 512 // 320 if bounds else len(sent) // 320)
+        end_tick = steps[n + 1]["start_tick"] if n + 1 < len(steps) else len(received) // 320
+        answer_audio = received[last_voiced_tick * 320:end_tick * 320]
+        heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
+        abstained = any(w in normalize(heard) for w in ABSTAIN_WORDS)
+        row.update(heard=heard, abstained=abstained,
+                   latency_ms=response_latency_ms(last_voiced_tick, voiced),
+                   correct=abstained if case.expect_abstain else contains_any(heard, case.expect_any))
+        if case.barge_in_at_ms is not None:
+            row["bargein_ms"] = barge_in_reaction_ms(onset_tick, voiced)
+        if n + 1 < len(cases) and cases[n + 1].barge_in_at_ms is not None:
+            row.update(correct=None, interrupted=True)  # the caller talks over this answer on purpose
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.replay", description=__doc__.splitlines()[0])
+    parser.add_argument("--kb", type=Path, required=True)
+    parser.add_argument("--cases", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path("var/eval/replay"))
+    parser.add_argument("--codec", choices=("pcmu", "g722"), default="pcmu")
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--limit", type=int, help="only the first N calls")
+    args = parser.parse_args(argv)
+
+    from agent import settings as settings_module
+    from agent.models.load import resolve_all
+    from agent.speech.asr import Transcriber
+    from agent.speech.vad import SileroVad
+
+    settings = settings_module.parse([], os.environ)
+    resolved = resolve_all(settings)
+    transcriber = Transcriber(resolved["asr"], threads=1)
+    cases = load_cases(args.cases)
+    calls: dict[str, list[Case]] = {}
+    for case in cases:
+        calls.setdefault(case.call, []).append(case)
+    chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
+    hint = kb_hint(args.kb)
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="replay-agent-") as scratch:
+        agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
+                             kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60)
+        try:
+            def one(item: tuple[int, tuple[str, list[Case]]]) -> list[dict]:
+                index, (call_id, group) = item
+                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)])
+                scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
+                                    lambda: SileroVad(resolved["vad"].location), hint)
+                print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
+                    f"{r['id']} {'ok' if r.get('correct') else 'BAD'}" for r in scored), flush=True)
+                return scored
+
+            with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
+                for scored in pool.map(one, enumerate(chosen)):
+                    rows.extend(scored)
+        finally:
+            agent.stop()
+    report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS}
+    write_reports(report, args.out)
+    print(json.dumps(report["summary"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

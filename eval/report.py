@@ -1,0 +1,60 @@
+"""Replay reports: summary statistics, report.json, report.md and latency.png."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 1) if values else None
+
+
+def summarize(rows: list[dict]) -> dict:
+    scored = [r for r in rows if r.get("correct") is not None]
+    answerable = [r for r in scored if not r["expect_abstain"]]
+    latencies = [r["latency_ms"] for r in scored if r.get("latency_ms") is not None]
+    bargeins = [r["bargein_ms"] for r in scored if r.get("bargein_ms") is not None]
+    return {"n": len(rows), "errors": sum("error" in r for r in rows),
+            "accuracy": round(sum(r["correct"] for r in answerable) / len(answerable), 4) if answerable else None,
+            "abstain_accuracy": _abstain_accuracy(rows),
+            "latency_p50_ms": _percentile(latencies, 50), "latency_p95_ms": _percentile(latencies, 95),
+            "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95)}
+
+
+def _abstain_accuracy(rows: list[dict]) -> float | None:
+    expected = [r for r in rows if r.get("expect_abstain") and r.get("correct") is not None]
+    return round(sum(r["correct"] for r in expected) / len(expected), 4) if expected else None
+
+
+def write_reports(report: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    s = report["summary"]
+    lines = ["# Call replay", "", f"codec {report['codec']}; {s['n']} questions, {s['errors']} errors", "",
+             "| metric | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in s.items()] + [
+        "", "| case | correct | latency ms | barge-in ms | heard |", "|---|---|---:|---:|---|"]
+    for r in report["cases"]:
+        verdict = "interrupted" if r.get("interrupted") else r.get("correct", "error")
+        lines.append(f"| {r['id']} | {verdict} | {r.get('latency_ms', '')} | "
+                     f"{r.get('bargein_ms', '')} | {(r.get('heard') or r.get('error', ''))[:80]} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    latencies = [r["latency_ms"] for r in report["cases"] if r.get("latency_ms") is not None]
+    if latencies:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.hist(latencies, bins=min(20, max(5, len(latencies) // 2)), color="#3b7dd8")
+        for q, style in ((50, "--"), (95, ":")):
+            ax.axvline(np.percentile(latencies, q), color="black", linestyle=style, label=f"p{q}")
+        ax.set_xlabel("end of question → first answer audio on the wire (ms)")
+        ax.set_ylabel("questions")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "latency.png", dpi=100)
+        plt.close(fig)

@@ -1,0 +1,47 @@
+"""Pure timing on the wire: voiced ticks, speech bounds, response latency and barge-in reaction.
+
+A tick is one 20 ms frame of the eval caller's media clock; sent and received
+audio share it, so differences of ticks are times measured on the wire.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+TICK_MS = 20
+VOICED_RMS = 300.0
+"""int16 RMS above which a received frame counts as the agent speaking (silence and comfort noise
+sit well below; Piper speech at −6 dB well above)."""
+
+
+def voiced_ticks(frames: list[np.ndarray], threshold: float = VOICED_RMS, first_tick: int = 1) -> list[int]:
+    """Tick numbers of the frames whose RMS is above threshold."""
+    return [first_tick + i for i, f in enumerate(frames) if np.sqrt(np.mean(f.astype(np.float64) ** 2)) > threshold]
+
+
+def speech_bounds(probabilities: list[float], threshold: float = 0.5) -> tuple[int, int] | None:
+    """First and last VAD window at or above threshold, or None when there is no speech."""
+    voiced = [i for i, p in enumerate(probabilities) if p >= threshold]
+    return (voiced[0], voiced[-1]) if voiced else None
+
+
+def response_latency_ms(question_last_voiced_tick: int, received_voiced: list[int]) -> float | None:
+    """From the question's last voiced tick to the first voiced tick the caller received after it."""
+    index = bisect.bisect_right(received_voiced, question_last_voiced_tick)
+    if index == len(received_voiced):
+        return None
+    return (received_voiced[index] - question_last_voiced_tick) * TICK_MS
+
+
+def barge_in_reaction_ms(onset_tick: int, received_voiced: list[int], silent_ticks: int = 10) -> float | None:
+    """From the caller's speech onset to the agent's last voiced tick before it went quiet for
+    `silent_ticks` (0 when the agent was already quiet; None when it never stopped)."""
+    start = bisect.bisect_left(received_voiced, onset_tick)
+    last = onset_tick - 1
+    for tick in received_voiced[start:]:
+        if tick - last > silent_ticks:
+            return max(0, last + 1 - onset_tick) * TICK_MS
+        last = tick
+    return None if start < len(received_voiced) else 0.0

@@ -1,0 +1,32 @@
+"""One small real replay: an agent, real SIP calls from the eval caller, scored from the wire."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("\n".join(json.dumps(c) for c in [
+        {"id": "hours", "call": "a", "say": "What are your opening hours during the week?",
+         "expect_any": ["Monday to Friday"]},
+        {"id": "warranty", "call": "a", "say": "What warranty comes with a new boiler?",
+         "expect_any": ["10-year", "10 year"], "barge_in_at_ms": 1500},
+        {"id": "pizza", "call": "b", "say": "Can I order a large pepperoni pizza?", "expect_abstain": True},
+    ]) + "\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
+    result = subprocess.run([sys.executable, "-m", "eval.replay", "--kb", str(REPO / "kb"), "--cases", str(cases),
+                             "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    summary, rows = report["summary"], {r["id"]: r for r in report["cases"]}
+    assert summary["n"] == 3 and summary["errors"] == 0
+    assert rows["hours"]["interrupted"] and rows["hours"]["correct"] is None  # barged in on purpose
+    assert rows["warranty"]["correct"] and rows["pizza"]["correct"] and rows["pizza"]["abstained"]
+    assert 0 < rows["hours"]["latency_ms"] < 5000
+    assert rows["warranty"]["bargein_ms"] is not None and rows["warranty"]["bargein_ms"] < 1000
+    assert (out / "report.md").read_text().startswith("# Call replay") and (out / "latency.png").stat().st_size > 0

@@ -1,0 +1,28 @@
+import numpy as np
+
+from eval.wire import barge_in_reaction_ms, response_latency_ms, speech_bounds, voiced_ticks
+
+
+def test_voiced_ticks_by_rms():
+    frames = [np.zeros(320, np.int16), np.full(320, 1000, np.int16), np.full(320, 100, np.int16)]
+    assert voiced_ticks(frames) == [2] and voiced_ticks(frames, first_tick=10) == [11]
+
+
+def test_speech_bounds():
+    assert speech_bounds([0.1, 0.6, 0.2, 0.9, 0.3]) == (1, 3) and speech_bounds([0.1, 0.2]) is None
+
+
+def test_response_latency_from_a_synthetic_timeline():
+    received = [1, 2, 3, 150, 151, 152]  # greeting, then the answer from tick 150
+    assert response_latency_ms(100, received) == 50 * 20
+    assert response_latency_ms(160, received) is None
+
+
+def test_barge_in_reaction_is_onset_to_the_last_voiced_tick_before_silence():
+    answer = list(range(200, 240)) + list(range(300, 400))  # the agent stops at 239, answers again at 300
+    assert barge_in_reaction_ms(230, answer) == 10 * 20
+    assert barge_in_reaction_ms(250, answer) == 0
+
+
+def test_an_agent_that_never_stops_has_no_reaction_time():
+    assert barge_in_reaction_ms(10, list(range(0, 500))) is None
