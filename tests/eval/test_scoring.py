@@ -37,3 +37,10 @@ def test_times_and_spellings_fold_the_way_whisper_writes_them():
     assert normalize("8 a.m. to 6 p.m.") == normalize("8am to 6pm") == "eight am to six pm"
     assert normalize("We do not accept cheques.") == normalize("we do not accept checks")
     assert normalize("I am here") == "i am here"
+
+
+def test_asterisk_transcripts_skip_comments_and_non_speech():
+    from eval.asr import parse_transcripts
+
+    text = "; Core sounds\n\nactivated: Activated.\nbeep: [this is a simple beep tone]\ndigits/1: One.\nbad line\n"
+    assert parse_transcripts(text) == {"activated": "Activated.", "digits/1": "One."}
