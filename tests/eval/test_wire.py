@@ -26,3 +26,28 @@ def test_barge_in_reaction_is_onset_to_the_last_voiced_tick_before_silence():
 
 def test_an_agent_that_never_stops_has_no_reaction_time():
     assert barge_in_reaction_ms(10, list(range(0, 500))) is None
+
+
+def test_speech_bounds_on_known_audio(models, tmp_path):
+    """One second of silence, a spoken sentence, one second of silence: bounds land on the speech."""
+    from agent.audio.pcm import StreamResampler, int16_to_float
+    from tests.conftest import synthesize_caller
+
+    pcm8 = synthesize_caller(tmp_path, "Please tell me the price of a boiler service.")
+    resampler = StreamResampler(8000, 16000)
+    speech = np.concatenate([resampler.push(pcm8), resampler.flush()])
+    audio = np.concatenate([np.zeros(16000, np.int16), speech, np.zeros(16000, np.int16)])
+    onset, offset = speech_bounds(models.new_vad().push(int16_to_float(audio)))
+    onset_s, offset_s = onset * 512 / 16000, (offset + 1) * 512 / 16000
+    loud = np.flatnonzero(np.abs(speech.astype(int)) > 300)  # where the synthesized voice really is
+    assert abs(onset_s - (1 + loud[0] / 16000)) <= 0.15
+    assert abs(offset_s - (1 + loud[-1] / 16000)) <= 0.25
+
+
+def test_process_usage_reads_this_process():
+    import os
+
+    from eval.load import process_usage
+
+    cpu, rss = process_usage(os.getpid())
+    assert cpu > 0 and rss > 10
