@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from agent.knowledge.text import BRITISH_TO_AMERICAN
+
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
          "sixteen seventeen eighteen nineteen").split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -29,9 +31,6 @@ def _spell_number(match: re.Match[str]) -> str:
     return number_to_words(int(digits))
 
 
-# British spellings folded to American ones, as Whisper writes them ("cheque" is heard as "check").
-_SPELLING = {"cheque": "check", "cheques": "checks", "colour": "color", "centre": "center", "litre": "liter",
-             "metre": "meter", "programme": "program", "favour": "favor", "licence": "license"}
 
 
 def normalize(text: str) -> str:
@@ -43,7 +42,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
     text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")
     text = re.sub(r"(?<![a-z])'|'(?![a-z])", " ", text)
-    return " ".join(_SPELLING.get(word, word) for word in text.split())
+    return " ".join(BRITISH_TO_AMERICAN.get(word, word) for word in text.split())
 
 
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:

@@ -22,6 +22,11 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
                       "eighty": "80", "ninety": "90", "hundred": "100"})
 
+BRITISH_TO_AMERICAN = {"cheque": "check", "cheques": "checks", "colour": "color", "centre": "center",
+                      "litre": "liter", "metre": "meter", "programme": "program", "favour": "favor",
+                      "licence": "license", "organise": "organize", "cancelled": "canceled"}
+"""Speech recognisers write American spellings; a KB may not ("cheque" is heard as "check")."""
+
 # Abbreviations after which a full stop does not end a sentence.
 _NO_BREAK_AFTER = frozenset("mr mrs ms dr st no nos vs approx e.g i.e etc fig inc ltd co jr sr".split())
 _SENTENCE_END = re.compile(r"""([.!?]+["')\]]*)\s+(?=["'(\[]?[A-Z0-9$])""")
@@ -53,7 +58,7 @@ def _stemmer() -> SnowballStemmer:
 
 @lru_cache(maxsize=65536)
 def _normal_form(word: str) -> str:
-    return _NUMBER_WORDS.get(word) or _stemmer().stem_word(word)
+    return _NUMBER_WORDS.get(word) or _stemmer().stem_word(BRITISH_TO_AMERICAN.get(word, word))
 
 
 def tokens(text: str) -> list[str]:
