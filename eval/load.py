@@ -53,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
     transcriber = Transcriber(resolved["asr"], threads=1)
-    answerable = [c for c in load_cases(args.cases) if not c.expect_abstain and c.barge_in_at_ms is None and c.say]
+    cases, seen_calls = load_cases(args.cases), set()
+    # Only questions that open their call: follow-ups need the question before them.
+    openers = [c for c in cases if not (c.call in seen_calls or seen_calls.add(c.call))]
+    answerable = [c for c in openers if not c.expect_abstain and c.barge_in_at_ms is None and c.say]
     hint = kb_hint(args.kb)
     levels = [int(n) for n in args.calls.split(",")]
     results = []
