@@ -27,6 +27,11 @@ class EchoGate:
         self.ratio = 10 ** (ratio_db / 20)
         self._outbound: deque[float] = deque([0.0] * memory_frames, maxlen=memory_frames)
 
+    def forget(self) -> None:
+        """Drop the memory of what was played: after a barge-in the agent is silent, and gating the
+        caller's quieter syllables against its last loud frames would chop their question."""
+        self._outbound.extend([0.0] * self._outbound.maxlen)
+
     def played(self, outbound_rms: float) -> None:
         """Record one outbound frame (call once per media tick, silence included)."""
         self._outbound.append(outbound_rms)

@@ -175,6 +175,7 @@ class CallSession:
         if isinstance(turn_event, SpeechStarted):
             if self.agent_speaking:
                 dropped = self._interrupt()
+                self._gate.forget()
                 self.record.barge_ins += 1
                 self._reporter.barge_in(self.record)
                 event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)

@@ -58,3 +58,10 @@ def test_request_uri_host():
     assert request_uri_host("INVITE sip:agent@127.0.0.1:5060 SIP/2.0") == "127.0.0.1"
     assert request_uri_host("INVITE sip:[2001:db8::10]:5070 SIP/2.0") == "[2001:db8::10]"
     assert request_uri_host("garbage") == ""
+
+
+def test_forgetting_admits_the_caller_at_once():
+    gate = EchoGate()
+    gate.played(8000.0)
+    gate.forget()
+    assert gate.reference == 0.0 and gate.admits(100.0)
