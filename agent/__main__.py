@@ -17,15 +17,14 @@ import uvicorn
 from agent import __version__, logs
 from agent import settings as settings_module
 from agent.app import Agent
-from agent.knowledge.base import KnowledgeBase, open_knowledge
-from agent.knowledge.embedder import ARCHITECTURES, Embedder
+from agent.knowledge.base import open_knowledge, open_knowledge_alone
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.progress import RefreshProgress
 from agent.logs import event
 from agent.models.fetch import fetch_models
 from agent.models.load import load_all, resolve_all
 from agent.models.manifest import load_manifest
-from agent.models.verify import ModelError, identity, resolve
+from agent.models.verify import ModelError, identity
 from agent.settings import Settings, SettingsError
 from agent.side.http import SideState, create_app
 from agent.side.metrics import Metrics
@@ -89,17 +88,8 @@ def command_check(settings: Settings) -> int:
     return 0
 
 
-def knowledge_only(settings: Settings) -> KnowledgeBase:
-    """The knowledge base with just the embedder loaded (for the kb command)."""
-    model = resolve("embedder", settings.embed_model, settings.embed_model_path, settings.models_path,
-                    load_manifest())
-    embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
-                        threads=settings.model_threads)
-    return open_knowledge(settings, embedder, identity(model))
-
-
 def command_kb(args: argparse.Namespace, settings: Settings) -> int:
-    knowledge = knowledge_only(settings)
+    knowledge = open_knowledge_alone(settings)
     report = knowledge.index.refresh(RefreshProgress())
     if args.action == "refresh":
         print(f"added {report.added}, changed {report.changed}, deleted {report.deleted}, "

@@ -89,11 +89,10 @@ def kb_hint(kb_dir: Path) -> str:
     company's names (tiny.en otherwise hears "Quarry Lane" as "Corrie Lane")."""
     from agent.knowledge.chunking import split_document
     from agent.knowledge.scan import scan
-    from agent.knowledge.vocabulary import prompt_hint, vocabulary
+    from agent.knowledge.vocabulary import chunks_hint
 
     documents = scan(kb_dir, 1 << 20, 1 << 30).documents.values()
-    texts = [". ".join(c.heading + (c.text,)) for d in documents for c in split_document(d.path, d.text)]
-    return prompt_hint(vocabulary(texts))
+    return chunks_hint(c for d in documents for c in split_document(d.path, d.text))
 
 
 def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad_factory,

@@ -20,11 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from agent import settings as settings_module
-from agent.knowledge.base import KnowledgeBase, open_knowledge
-from agent.knowledge.embedder import ARCHITECTURES, Embedder
+from agent.knowledge.base import KnowledgeBase, open_knowledge_alone
 from agent.knowledge.memory import CallMemory
-from agent.models.manifest import load_manifest
-from agent.models.verify import identity, resolve
 from eval.cases import Case, load_cases
 from eval.scoring import normalize
 
@@ -38,11 +35,7 @@ def contains_any(text: str, expected: tuple[str, ...]) -> bool:
 def build_knowledge(kb_dir: Path, data_dir: Path, env: dict[str, str]) -> KnowledgeBase:
     """An indexed KnowledgeBase for kb_dir, with the embedder the settings choose."""
     settings = settings_module.parse(["--kb-dir", str(kb_dir), "--data-dir", str(data_dir)], env)
-    model = resolve("embedder", settings.embed_model, settings.embed_model_path, settings.models_path,
-                    load_manifest())
-    embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
-                        threads=settings.model_threads)
-    knowledge = open_knowledge(settings, embedder, identity(model))
+    knowledge = open_knowledge_alone(settings)
     report = knowledge.index.refresh()
     if not report.ok:
         raise SystemExit(f"indexing {kb_dir} failed: {report.error}")

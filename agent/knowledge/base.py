@@ -23,7 +23,7 @@ from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.speakable import speakable
 from agent.knowledge.text import tokens
-from agent.knowledge.vocabulary import prompt_hint, vocabulary
+from agent.knowledge.vocabulary import chunks_hint
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,7 @@ class KnowledgeBase:
         """ASR prompt from the current snapshot's proper nouns and codes (cached per snapshot)."""
         snapshot = self.index.snapshot
         if self._hint is None or self._hint[0] is not snapshot:
-            texts = [". ".join(c.chunk.heading + (c.chunk.text,)) for c in snapshot.chunks]
-            self._hint = (snapshot, prompt_hint(vocabulary(texts)))
+            self._hint = (snapshot, chunks_hint(c.chunk for c in snapshot.chunks))
         return self._hint[1]
 
     def retrieve(self, snapshot: Snapshot, query: Query) -> tuple[list[Passage], np.ndarray, np.ndarray | None]:
@@ -148,3 +147,16 @@ def open_knowledge(settings, embedder, embedder_identity: str, executor: Executo
                            model_identity=embedder_identity)
     return KnowledgeBase(index, embedder, top_k=settings.retrieval_top_k, budget_chars=settings.retrieval_budget_chars,
                          abstain_below=settings.abstain_threshold, executor=executor)
+
+
+def open_knowledge_alone(settings, executor: Executor | None = None) -> KnowledgeBase:
+    """The knowledge base with only its embedder loaded (CLI `kb` command, evals)."""
+    from agent.knowledge.embedder import ARCHITECTURES, Embedder
+    from agent.models.manifest import load_manifest
+    from agent.models.verify import identity, resolve
+
+    model = resolve("embedder", settings.embed_model, settings.embed_model_path, settings.models_path,
+                    load_manifest())
+    embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
+                        threads=settings.model_threads)
+    return open_knowledge(settings, embedder, identity(model), executor)

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from agent.knowledge.chunking import Chunk
 from agent.knowledge.text import STOPWORDS, sentences
 
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
@@ -55,3 +56,9 @@ def prompt_hint(terms: list[str], max_chars: int = 400) -> str:
         out.append(term)
         size += len(term) + 2
     return ", ".join(out) + "." if out else ""
+
+
+def chunks_hint(chunks: Iterable[Chunk]) -> str:
+    """Whisper prompt for a KB's chunks; headings are their own sentences so their first words
+    are judged like any sentence opener."""
+    return prompt_hint(vocabulary(". ".join(c.heading + (c.text,)) for c in chunks))
