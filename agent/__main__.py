@@ -17,12 +17,14 @@ import uvicorn
 from agent import __version__, logs
 from agent import settings as settings_module
 from agent.app import Agent
+from agent.call.voice import Voice
+from agent.dialplan import Dialplan, DialplanError, load_dialplan
 from agent.knowledge.base import open_knowledge, open_knowledge_alone
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.progress import RefreshProgress
 from agent.logs import event
 from agent.models.fetch import fetch_models
-from agent.models.load import load_all, resolve_all
+from agent.models.load import load_all, load_voices, resolve_all
 from agent.models.manifest import load_manifest
 from agent.models.verify import ModelError, identity
 from agent.settings import Settings, SettingsError
@@ -30,6 +32,7 @@ from agent.side.http import SideState, create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 from agent.side.reporter import Reporter
+from agent.sip.port import BRIDGE_RATE
 
 log = logging.getLogger("agent")
 
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     kb = commands.add_parser("kb", parents=[shared], help="refresh the KB index, or ask it a question")
     kb.add_argument("action", choices=("refresh", "ask"))
     kb.add_argument("question", nargs="*", help="for ask: the question, as a caller would say it")
+    kb.add_argument("--extension", default="", help="for ask: the dialled extension choosing the profile")
     return parser
 
 
@@ -88,17 +92,25 @@ def command_check(settings: Settings) -> int:
     return 0
 
 
-def command_kb(args: argparse.Namespace, settings: Settings) -> int:
-    knowledge = open_knowledge_alone(settings)
-    report = knowledge.index.refresh(RefreshProgress())
-    if args.action == "refresh":
-        print(f"added {report.added}, changed {report.changed}, deleted {report.deleted}, "
+def command_kb(args: argparse.Namespace, settings: Settings, dialplan: Dialplan) -> int:
+    """refresh: every profile's index; ask: the profile that answers `--extension` (default profile)."""
+    profiles = dialplan.profiles if args.action == "refresh" else (dialplan.route(args.extension),)
+    failed = False
+    for profile in profiles:
+        knowledge = open_knowledge_alone(settings, kb_dir=profile.kb_dir, index_path=profile.index_path)
+        report = knowledge.index.refresh(RefreshProgress())
+        if args.action == "ask":
+            break
+        label = f"{profile.name}: " if len(profiles) > 1 else ""
+        print(f"{label}added {report.added}, changed {report.changed}, deleted {report.deleted}, "
               f"unchanged {report.unchanged}; {report.chunks} chunks in {report.seconds:.2f}s")
         for path, reason in report.rejected.items():
-            print(f"rejected {path}: {reason}")
+            print(f"{label}rejected {path}: {reason}")
         if not report.ok:
-            print(f"refresh failed, previous index kept: {report.error}", file=sys.stderr)
-        return 0 if report.ok else 1
+            print(f"{label}refresh failed, previous index kept: {report.error}", file=sys.stderr)
+            failed = True
+    if args.action == "refresh":
+        return 1 if failed else 0
     reply = knowledge.compose(CallMemory(), " ".join(args.question))
     print(reply.text)
     for source in reply.sources:
@@ -120,7 +132,7 @@ async def _purge_daily(store: SqliteCallStore, days: int) -> None:
         await asyncio.sleep(86400)
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings, dialplan: Dialplan) -> None:
     """Start the side app first (so probes see readiness change), then models, KB and SIP."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -137,17 +149,23 @@ async def serve(settings: Settings) -> None:
     try:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
+        synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models)
         del state.not_ready["models"]
-        knowledge = open_knowledge(settings, models.embedder, identity(resolved["embedder"]), workers)
-        await asyncio.to_thread(knowledge.index.refresh, RefreshProgress())
+        knowledge = {}
+        for profile in dialplan.profiles:
+            knowledge[profile.name] = open_knowledge(settings, models.embedder, identity(resolved["embedder"]),
+                                                     workers, kb_dir=profile.kb_dir, index_path=profile.index_path)
+            await asyncio.to_thread(knowledge[profile.name].index.refresh, RefreshProgress())
         state.knowledge = knowledge
         del state.not_ready["kb"]
-        agent = Agent(settings, models, knowledge, workers, Reporter(metrics, store))
+        voices = {name: Voice(synthesizer, BRIDGE_RATE) for name, synthesizer in synthesizers.items()}
+        agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store))
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening
         del state.not_ready["sip"]
         event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
-              http=f"{settings.http_host}:{settings.http_port}", kb=settings.kb_dir, models=settings.models_path)
+              http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,
+              profiles=",".join(f"{p.name}:{p.kb_dir}" for p in dialplan.profiles))
         await stop.wait()
     finally:
         if agent is not None:
@@ -168,13 +186,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logs.configure(settings.log_level, settings.log_json)
     try:
+        dialplan = load_dialplan(settings)
+    except DialplanError as exc:
+        print(f"invalid dialplan: {exc}", file=sys.stderr)
+        return 2
+    try:
         if args.command == "models":
             return command_models(args, settings)
         if args.command == "check":
             return command_check(settings)
         if args.command == "kb":
-            return command_kb(args, settings)
-        asyncio.run(serve(settings))
+            return command_kb(args, settings, dialplan)
+        asyncio.run(serve(settings, dialplan))
         return 0
     except ModelError as exc:
         event(log, "model.error", logging.ERROR, reason=str(exc))

@@ -1,9 +1,12 @@
-"""The running agent: models, knowledge, the SIP endpoint, and one CallSession per call."""
+"""The running agent: models, one knowledge base and voice per dialplan profile, the SIP endpoint,
+and one CallSession per call."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pjsua2 as pj
@@ -12,6 +15,7 @@ from agent.call.record import CallRecord
 from agent.call.session import CallReporter, CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Phrases, Voice
+from agent.dialplan import Dialplan, Profile
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
@@ -19,7 +23,6 @@ from agent.models.load import Models
 from agent.settings import Settings
 from agent.sip.endpoint import SipConfig, SipEndpoint
 from agent.sip.leg import CallLeg, CallObserver
-from agent.sip.port import BRIDGE_RATE
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +30,17 @@ log = logging.getLogger(__name__)
 class Agent:
     """Answers calls until stopped."""
 
-    def __init__(self, settings: Settings, models: Models, knowledge: KnowledgeBase, workers: ThreadPoolExecutor,
-                 reporter: CallReporter) -> None:
-        self.settings, self.models, self.knowledge, self.workers = settings, models, knowledge, workers
-        self.reporter = reporter
-        self.voice = Voice(models.synthesizer, BRIDGE_RATE)
+    def __init__(self, settings: Settings, models: Models, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase],
+                 voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter) -> None:
+        """`knowledge` is keyed by profile name, `voices` by the profiles' voice names."""
+        self.settings, self.models, self.dialplan, self.workers = settings, models, dialplan, workers
+        self.knowledge, self.voices, self.reporter = knowledge, voices, reporter
         self.sessions: dict[str, CallSession] = {}
         self.finished: list[CallRecord] = []
         self._tasks: set[asyncio.Task] = set()
-        self._phrases: Phrases | None = None
+        self._phrases: dict[str, Phrases] = {}
+        self._per_profile: Counter[str] = Counter()
+        self._per_profile_lock = threading.Lock()  # counted on the SIP thread, released on the loop
         self._endpoint: SipEndpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -45,7 +50,9 @@ class Agent:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._phrases = await asyncio.to_thread(self.voice.phrases, self.settings.greeting)
+        for profile in self.dialplan.profiles:
+            voice = self.voices[profile.voice]
+            self._phrases[profile.name] = await asyncio.to_thread(voice.phrases, profile.greeting)
         s = self.settings
         domains = tuple(d.strip() for d in s.sip_domains.split(",") if d.strip())
         self._endpoint = SipEndpoint(SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls,
@@ -62,26 +69,34 @@ class Agent:
         if self._endpoint is not None:
             await asyncio.to_thread(self._endpoint.stop)
 
-    def _new_call(self, leg: CallLeg) -> CallObserver:
-        """On the SIP thread, for each accepted INVITE: build the session, start it on the loop."""
-        s = self.settings
+    def _new_call(self, leg: CallLeg) -> CallObserver | None:
+        """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
+        on the loop. None (486) when the profile is at its own call limit."""
+        s, profile = self.settings, self.dialplan.route(leg.dialed)
+        with self._per_profile_lock:
+            if self._per_profile[profile.name] >= profile.max_calls:
+                return None
+            self._per_profile[profile.name] += 1
         session = CallSession(
-            leg, self._loop, transcriber=self.models.transcriber, knowledge=self.knowledge, voice=self.voice,
-            phrases=self._phrases, vad=self.models.new_vad(),
+            leg, self._loop, transcriber=self.models.transcriber, knowledge=self.knowledge[profile.name],
+            voice=self.voices[profile.voice], phrases=self._phrases[profile.name], vad=self.models.new_vad(),
             turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s),
             models=self.workers, memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
-            inactivity_s=s.inactivity_s, max_call_s=s.max_call_s, dead_call_s=s.dead_call_s, reporter=self.reporter)
-        event(log, "call.started", call=leg.sip_call_id, remote=leg.remote, dialed=leg.dialed)
-        self._loop.call_soon_threadsafe(self._run_session, session)
+            inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
+            reporter=self.reporter)
+        event(log, "call.started", call=leg.sip_call_id, remote=leg.remote, dialed=leg.dialed, profile=profile.name)
+        self._loop.call_soon_threadsafe(self._run_session, session, profile)
         return session
 
-    def _run_session(self, session: CallSession) -> None:
+    def _run_session(self, session: CallSession, profile: Profile) -> None:
         self.sessions[session.leg.sip_call_id] = session
         task = asyncio.create_task(session.run())
         self._tasks.add(task)
 
         def done(finished: asyncio.Task) -> None:
             self._tasks.discard(finished)
+            with self._per_profile_lock:
+                self._per_profile[profile.name] -= 1
             self.sessions.pop(session.leg.sip_call_id, None)
             if not finished.cancelled() and finished.exception() is None:
                 self.finished.append(finished.result())

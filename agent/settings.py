@@ -42,8 +42,20 @@ class Settings:
                                           low=1, high=3650)
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
 
+    # --- registration to a PBX or SIP trunk (optional)
+    sip_registrar: str = setting("", "Registrar URI to REGISTER with (e.g. sip:pbx.example.com); empty: none.")
+    sip_username: str = setting("agent", "User name registered (and the digest authentication user).")
+    sip_password: str | None = setting(None, "Digest authentication password for the registrar.")
+    sip_auth_realm: str = setting("*", "Digest realm of the password ('*': whatever the registrar asks).")
+    sip_register_expires_s: int = setting(300, "Registration lifetime asked for; renewed before it ends.",
+                                          low=10, high=86400)
+    sip_register_retry_max_s: int = setting(120, "Longest wait between failed registration attempts (the wait "
+                                            "doubles from 2 s up to this).", low=2, high=3600)
+
     # --- files
     kb_dir: Path = setting(Path("kb"), "Directory of Markdown and text documents the agent answers from.")
+    dialplan: Path | None = setting(None, "TOML file mapping dialled extensions to profiles (KB, greeting, voice, "
+                                    "limits), e.g. dialplans/agent.toml; unset: one profile from these settings.")
     data_dir: Path = setting(Path("var"), "Directory for the index, call records and (by default) models.")
     models_dir: Path | None = setting(None, "Directory of installed models; default DATA_DIR/models.")
 

@@ -56,10 +56,12 @@ def questions(tmp_path_factory):
             "warranty": make("warranty", "What warranty comes with a new boiler?")}
 
 
-def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16) -> dict:
-    """Run eval.caller against the agent; return its timeline (received audio in out/received.wav)."""
+def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None) -> dict:
+    """Run eval.caller against the agent (dialling extension `dial` when given); return its timeline
+    (received audio in out/received.wav)."""
     port, rtp = next_ports()
-    command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+    target = agent.uri if dial is None else f"sip:{dial}@127.0.0.1:{agent.sip_port}"
+    command = [sys.executable, "-m", "eval.caller", "--target", target, "--port", str(port),
                "--rtp-port", str(rtp), "--duration", str(duration), "--out", str(out), *args]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
     assert result.returncode == 0, result.stderr[-3000:]

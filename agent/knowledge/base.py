@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -139,9 +140,11 @@ class KnowledgeBase:
                              reply.answer_ms)
 
 
-def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None) -> KnowledgeBase:
-    """The knowledge base the settings describe, loaded from its SQLite index (call `index.refresh()` next)."""
-    index = KnowledgeIndex(settings.kb_dir, settings.index_path, embedder,
+def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None, *,
+                   kb_dir: Path | None = None, index_path: Path | None = None) -> KnowledgeBase:
+    """The knowledge base the settings describe (or the given KB directory and index file, for a dialplan
+    profile), loaded from its SQLite index (call `index.refresh()` next)."""
+    index = KnowledgeIndex(kb_dir or settings.kb_dir, index_path or settings.index_path, embedder,
                            max_file_bytes=settings.kb_max_file_bytes, max_total_bytes=settings.kb_max_total_bytes,
                            chunk_target_chars=settings.chunk_target_chars, chunk_max_chars=settings.chunk_max_chars,
                            model_identity=embedder_identity)
@@ -149,7 +152,8 @@ def open_knowledge(settings, embedder, embedder_identity: str, executor: Executo
                          abstain_below=settings.abstain_threshold, executor=executor)
 
 
-def open_knowledge_alone(settings, executor: Executor | None = None) -> KnowledgeBase:
+def open_knowledge_alone(settings, executor: Executor | None = None, *, kb_dir: Path | None = None,
+                         index_path: Path | None = None) -> KnowledgeBase:
     """The knowledge base with only its embedder loaded (CLI `kb` command, evals)."""
     from agent.knowledge.embedder import ARCHITECTURES, Embedder
     from agent.models.manifest import load_manifest
@@ -159,4 +163,4 @@ def open_knowledge_alone(settings, executor: Executor | None = None) -> Knowledg
                     load_manifest())
     embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
                         threads=settings.model_threads)
-    return open_knowledge(settings, embedder, identity(model), executor)
+    return open_knowledge(settings, embedder, identity(model), executor, kb_dir=kb_dir, index_path=index_path)

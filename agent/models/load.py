@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from agent.knowledge.embedder import ARCHITECTURES, Embedder
 from agent.logs import event
@@ -70,3 +71,18 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
     embedder = timed("embedder", lambda: Embedder(resolved["embedder"], architecture, threads=settings.model_threads))
     timed("vad", lambda: SileroVad(resolved["vad"].location))
     return Models(resolved, transcriber, synthesizer, embedder, seconds)
+
+
+def load_voices(settings: Settings, names: set[str], models: Models) -> dict[str, Synthesizer]:
+    """Piper voices by the name a dialplan profile gives (manifest name, Piper voice name or .onnx path);
+    the settings' own voice is the one `load_all` already loaded."""
+    default = str(settings.tts_model_path or settings.tts_model)
+    manifest = load_manifest()
+    voices = {default: models.synthesizer}
+    for name in sorted(names - {default}):
+        path = Path(name).expanduser() if name.endswith(".onnx") else None
+        model = resolve("tts", name, path, settings.models_path, manifest)
+        event(log, "model.verified", kind="tts", model=model.name, source=model.source, bytes=model.size,
+              files=len(model.files))
+        voices[name] = Synthesizer(model, download_dir=settings.models_path / "hub")
+    return voices

@@ -30,7 +30,8 @@ class SideState:
     settings: Settings
     metrics: Metrics
     store: CallStore
-    knowledge: KnowledgeBase | None = None
+    knowledge: dict[str, KnowledgeBase] | None = None
+    """One knowledge base per dialplan profile, by profile name."""
     sip_listening: object = field(default=lambda: False)
     """Callable: is SIP listening right now?"""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
@@ -87,18 +88,34 @@ def create_app(state: SideState) -> FastAPI:
         return {"window_s": state.settings.metrics_window_s, "stages": summary}
 
     @app.post("/kb/reindex", dependencies=[Depends(admin)])
-    async def reindex() -> JSONResponse:
+    async def reindex(profile: str | None = Query(None, description="one dialplan profile; default: all")):
+        """Re-index every profile's KB (or one): totals at the top level, each profile under `profiles`."""
         if state.knowledge is None:
             raise HTTPException(503, "the knowledge base is still loading")
-        index = state.knowledge.index
-        try:
-            report = await asyncio.get_running_loop().run_in_executor(None, lambda: index.refresh(wait=False))
-        except RefreshBusy:
-            raise HTTPException(409, "a re-index is already running") from None
-        body = {"ok": report.ok, "added": report.added, "changed": report.changed, "deleted": report.deleted,
-                "unchanged": report.unchanged, "chunks": report.chunks, "duration_s": round(report.seconds, 3),
-                "errors": report.rejected, "error": report.error}
-        return JSONResponse(body, status_code=200 if report.ok else 500)
+        if profile is not None and profile not in state.knowledge:
+            raise HTTPException(404, f"no profile {profile!r}; profiles: {', '.join(state.knowledge)}")
+        names = [profile] if profile is not None else list(state.knowledge)
+        loop = asyncio.get_running_loop()
+        reports = {}
+        for name in names:
+            index = state.knowledge[name].index
+            try:
+                reports[name] = await loop.run_in_executor(None, lambda index=index: index.refresh(wait=False))
+            except RefreshBusy:
+                raise HTTPException(409, f"a re-index of {name!r} is already running") from None
+        ok = all(r.ok for r in reports.values())
+        body = {key: sum(getattr(r, key) for r in reports.values())
+                for key in ("added", "changed", "deleted", "unchanged", "chunks")}
+        prefix = len(state.knowledge) > 1
+        body |= {"ok": ok, "duration_s": round(sum(r.seconds for r in reports.values()), 3),
+                 "errors": {(f"{n}:{path}" if prefix else path): why for n, r in reports.items()
+                            for path, why in r.rejected.items()},
+                 "error": "; ".join((f"{n}: " if prefix else "") + r.error for n, r in reports.items() if r.error)
+                 or None,
+                 "profiles": {n: {"ok": r.ok, "added": r.added, "changed": r.changed, "deleted": r.deleted,
+                                  "unchanged": r.unchanged, "chunks": r.chunks, "errors": r.rejected,
+                                  "error": r.error} for n, r in reports.items()}}
+        return JSONResponse(body, status_code=200 if ok else 500)
 
     @app.get("/calls", dependencies=[Depends(admin)])
     async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:

@@ -57,7 +57,7 @@ class AgentAccount(pj.Account):
 class SipEndpoint:
     """Owns pjsua2 for the process; `start()` returns once SIP is listening."""
 
-    def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver]) -> None:
+    def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver | None]) -> None:
         self.config = config
         self._new_call = new_call
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -169,8 +169,8 @@ class SipEndpoint:
         return endpoint
 
     def incoming(self, account: AgentAccount, call_id: int, host: str) -> None:
-        """An INVITE arrived: 404 when it is addressed elsewhere, 486 beyond max_calls, else 180 and 200
-        and hand the call to the app."""
+        """An INVITE arrived: 404 when it is addressed elsewhere, 486 beyond max_calls or when the app
+        declines it, else 180 and 200 and hand the call to the app."""
         call = SipCall(account, call_id, self)
         if host not in self.config.accepted_hosts:
             # Not ours (a misrouted or hostile INVITE): never set up media toward whoever sent it.
@@ -184,8 +184,12 @@ class SipEndpoint:
             self._calls[call_id] = call  # kept until pjsua2 reports it disconnected
             return
         self._calls[call_id] = call
-        leg = call.make_leg()
-        call.observer = self._new_call(leg)
+        observer = self._new_call(call.make_leg())
+        if observer is None:  # the app's own limit (the dialled profile's max_calls)
+            event(log, "call.rejected", status=486, reason="profile busy")
+            call.reject(486)
+            return
+        call.observer = observer
         call.ring_and_answer()
 
     def acquire_port(self) -> BridgePort:
