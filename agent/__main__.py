@@ -159,7 +159,9 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         state.knowledge = knowledge
         del state.not_ready["kb"]
         voices = {name: Voice(synthesizer, BRIDGE_RATE) for name, synthesizer in synthesizers.items()}
-        agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store))
+        agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store),
+                      on_registration=metrics.registration)
+        state.registration = lambda: agent.registration
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening
         del state.not_ready["sip"]

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pjsua2 as pj
@@ -23,6 +24,7 @@ from agent.models.load import Models
 from agent.settings import Settings
 from agent.sip.endpoint import SipConfig, SipEndpoint
 from agent.sip.leg import CallLeg, CallObserver
+from agent.sip.registration import RegistrationConfig, RegistrationStatus
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +33,12 @@ class Agent:
     """Answers calls until stopped."""
 
     def __init__(self, settings: Settings, models: Models, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase],
-                 voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter) -> None:
+                 voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter,
+                 on_registration: Callable[[RegistrationStatus], None] | None = None) -> None:
         """`knowledge` is keyed by profile name, `voices` by the profiles' voice names."""
         self.settings, self.models, self.dialplan, self.workers = settings, models, dialplan, workers
         self.knowledge, self.voices, self.reporter = knowledge, voices, reporter
+        self._on_registration = on_registration
         self.sessions: dict[str, CallSession] = {}
         self.finished: list[CallRecord] = []
         self._tasks: set[asyncio.Task] = set()
@@ -48,6 +52,13 @@ class Agent:
     def sip_listening(self) -> bool:
         return self._endpoint is not None and self._endpoint.listening
 
+    @property
+    def registration(self) -> RegistrationStatus | None:
+        """None when no registrar is configured."""
+        if self._endpoint is None or self._endpoint.registration is None:
+            return None
+        return self._endpoint.registration.status
+
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         for profile in self.dialplan.profiles:
@@ -55,8 +66,12 @@ class Agent:
             self._phrases[profile.name] = await asyncio.to_thread(voice.phrases, profile.greeting)
         s = self.settings
         domains = tuple(d.strip() for d in s.sip_domains.split(",") if d.strip())
-        self._endpoint = SipEndpoint(SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls,
-                                               domains), self._new_call)
+        registration = RegistrationConfig(s.sip_registrar, s.sip_username, s.sip_password, s.sip_auth_realm,
+                                          s.sip_register_expires_s, s.sip_register_retry_max_s) \
+            if s.sip_registrar else None
+        config = SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls, domains,
+                           registration=registration)
+        self._endpoint = SipEndpoint(config, self._new_call, self._on_registration)
         await asyncio.to_thread(self._endpoint.start)
         # Call objects may be released on this thread: pjsua2 must know it.
         pj.Endpoint.instance().libRegisterThread("asyncio")

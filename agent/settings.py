@@ -176,6 +176,9 @@ def _check_together(s: Settings) -> None:
     if s.chunk_target_chars > s.chunk_max_chars:
         raise SettingsError(f"AGENT_CHUNK_TARGET_CHARS ({s.chunk_target_chars}) is above AGENT_CHUNK_MAX_CHARS "
                             f"({s.chunk_max_chars})")
+    if s.sip_registrar and not s.sip_registrar.strip().lower().startswith(("sip:", "sips:")):
+        raise SettingsError(f"AGENT_SIP_REGISTRAR: got {s.sip_registrar!r}, expected a SIP URI such as "
+                            "sip:pbx.example.com")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
 

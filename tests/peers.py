@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -56,11 +57,12 @@ def questions(tmp_path_factory):
             "warranty": make("warranty", "What warranty comes with a new boiler?")}
 
 
-def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None) -> dict:
-    """Run eval.caller against the agent (dialling extension `dial` when given); return its timeline
-    (received audio in out/received.wav)."""
+def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None,
+               target: str | None = None) -> dict:
+    """Run eval.caller against the agent (dialling extension `dial`, or via another `target` URI such as
+    a proxy's); return its timeline (received audio in out/received.wav)."""
     port, rtp = next_ports()
-    target = agent.uri if dial is None else f"sip:{dial}@127.0.0.1:{agent.sip_port}"
+    target = target or (agent.uri if dial is None else f"sip:{dial}@127.0.0.1:{agent.sip_port}")
     command = [sys.executable, "-m", "eval.caller", "--target", target, "--port", str(port),
                "--rtp-port", str(rtp), "--duration", str(duration), "--out", str(out), *args]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
@@ -83,3 +85,38 @@ class AgentProcess(_AgentProcess):
 
     def __init__(self, tmp: Path, settings, wait_ready: bool = True, **overrides: object) -> None:
         super().__init__(tmp, next_ports(), settings.models_path, wait_ready, **overrides)
+
+
+class Kamailio:
+    """A real Kamailio on loopback running `config`, with -A defines; its log is kept for asserts."""
+
+    def __init__(self, tmp: Path, config: Path, port: int | None = None, **defines: str) -> None:
+        self.port = port or next_ports()[0]
+        self.log_path = tmp / f"kamailio-{self.port}.log"
+        run_dir = tmp / f"kamailio-{self.port}"
+        run_dir.mkdir()
+        arguments = ["-A", f"LISTEN=udp:127.0.0.1:{self.port}"]
+        for name, value in defines.items():
+            arguments += ["-A", f"{name}={value}"]
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(["kamailio", "-f", str(config), "-DD", "-E", "-Y", str(run_dir), "-P",
+                                         str(run_dir / "kamailio.pid"), *arguments],
+                                        stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while "Listening on" not in self.log_path.read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"kamailio did not start:\n{self.log_path.read_text()[-3000:]}")
+            time.sleep(0.1)
+        time.sleep(0.3)  # children fork after the banner
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self._log.close()

@@ -34,6 +34,8 @@ class SideState:
     """One knowledge base per dialplan profile, by profile name."""
     sip_listening: object = field(default=lambda: False)
     """Callable: is SIP listening right now?"""
+    registration: object = field(default=lambda: None)
+    """Callable: the RegistrationStatus, or None when no registrar is configured."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
                                                                "sip": "not started"})
 
@@ -41,6 +43,9 @@ class SideState:
         reasons = dict(self.not_ready)
         if "sip" not in reasons and not self.sip_listening():
             reasons["sip"] = "not listening"
+        registration = self.registration()
+        if registration is not None and not registration.registered:
+            reasons["registration"] = registration.describe()
         return reasons
 
 
@@ -73,7 +78,13 @@ def create_app(state: SideState) -> FastAPI:
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
         reasons = state.readiness()
-        return JSONResponse({"ready": not reasons, "reasons": reasons}, status_code=503 if reasons else 200)
+        body: dict = {"ready": not reasons, "reasons": reasons}
+        registration = state.registration()
+        if registration is not None:
+            body["registration"] = {"state": registration.state, "code": registration.code,
+                                    "reason": registration.reason, "expires_s": registration.expires_s,
+                                    "failures": registration.failures, "retry_in_s": registration.retry_in_s}
+        return JSONResponse(body, status_code=503 if reasons else 200)
 
     @app.get("/metrics")
     async def metrics() -> PlainTextResponse:

@@ -31,6 +31,9 @@ class Metrics:
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,
                                registry=r)
+        self.registered = Gauge("agent_sip_registered", "1 while registered to the configured registrar.",
+                                registry=r)
+        self.registrations = Counter("agent_sip_registrations", "REGISTER outcomes.", ["outcome"], registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
         self._window_s = window_s
@@ -45,6 +48,11 @@ class Metrics:
             self.stage.labels(stage).observe(seconds)
         with self._lock:
             self._samples[stage].append((time.monotonic() if now is None else now, seconds))
+
+    def registration(self, status) -> None:
+        """A registration outcome (a RegistrationStatus), from the SIP thread."""
+        self.registered.set(1 if status.registered else 0)
+        self.registrations.labels("ok" if status.registered else "failed").inc()
 
     def summary(self, now: float | None = None) -> dict[str, dict[str, float | int]]:
         """p50/p90/p95/p99 (milliseconds) and count per stage over the sliding window."""

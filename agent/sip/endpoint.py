@@ -8,9 +8,12 @@ events travel the other way with `loop.call_soon_threadsafe`.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +22,7 @@ import pjsua2 as pj
 from agent.logs import event
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
 from agent.sip.port import BRIDGE_RATE, BridgePort
+from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,8 @@ class SipConfig:
     domains: tuple[str, ...] = ()
     """Request-URI hosts the agent answers besides its own address (a proxy's domain, say)."""
     user_agent: str = "offline-phone-agent"
+    registration: RegistrationConfig | None = None
+    """REGISTER to this registrar (PBX or trunk); None: take direct calls only."""
 
     @property
     def accepted_hosts(self) -> frozenset[str]:
@@ -53,13 +59,21 @@ class AgentAccount(pj.Account):
         rdata = prm.rdata  # hold the SWIG temporary while reading it
         self._endpoint.incoming(self, prm.callId, request_uri_host(rdata.wholeMsg))
 
+    def onRegState(self, prm: pj.OnRegStateParam) -> None:  # noqa: N802 - pjsua2 callback name
+        self._endpoint.registration_result(int(prm.code), str(prm.reason), int(prm.expiration))
+
 
 class SipEndpoint:
     """Owns pjsua2 for the process; `start()` returns once SIP is listening."""
 
-    def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver | None]) -> None:
+    def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver | None],
+                 on_registration: Callable[[RegistrationStatus], None] | None = None) -> None:
         self.config = config
         self._new_call = new_call
+        self._on_registration = on_registration
+        self.registration = Registration(config.registration) if config.registration else None
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._calls: dict[int, SipCall] = {}
         self._ports: list[BridgePort] = []
@@ -113,6 +127,9 @@ class SipEndpoint:
             self._shutdown()
 
     def _drain(self) -> None:
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            self._commands.put(heapq.heappop(self._timers)[2])
         while True:
             try:
                 command = self._commands.get_nowait()
@@ -159,6 +176,8 @@ class SipEndpoint:
             endpoint.codecSetPriority(codec.codecId, CODEC_PRIORITIES.get(codec.codecId, 0))
         account_config = pj.AccountConfig()
         account_config.idUri = f"sip:agent@{self.config.host}:{self.config.port}"
+        if self.config.registration is not None:
+            self._configure_registration(account_config, self.config.registration)
         media = account_config.mediaConfig.transportConfig
         media.port = self.config.rtp_port_min
         media.portRange = self.config.rtp_port_max - self.config.rtp_port_min
@@ -167,6 +186,43 @@ class SipEndpoint:
         self._account = AgentAccount(self)
         self._account.create(account_config, True)
         return endpoint
+
+    def _configure_registration(self, account_config: pj.AccountConfig, config: RegistrationConfig) -> None:
+        account_config.idUri = config.address_of_record
+        reg = account_config.regConfig
+        reg.registrarUri = config.registrar
+        reg.timeoutSec = config.expires_s
+        reg.retryIntervalSec = 0  # retries are ours, with backoff (see registration_result)
+        reg.firstRetryIntervalSec = 0
+        reg.dropCallsOnFail = False  # a registrar outage must not cut calls in progress
+        reg.unregWaitMsec = 1000
+        if config.password is not None:
+            credentials = pj.AuthCredInfo("digest", config.realm, config.username, 0, config.password)
+            account_config.sipConfig.authCreds.append(credentials)
+        event(log, "sip.registering", registrar=config.registrar, aor=config.address_of_record,
+              expires_s=config.expires_s)
+
+    def registration_result(self, code: int, reason: str, expires_s: int) -> None:
+        """A REGISTER finished (SIP thread): record it, and schedule the retry when it failed."""
+        if self.registration is None or self._stopping.is_set():
+            return
+        delay = self.registration.on_result(code, reason, expires_s)
+        status = self.registration.status
+        if delay is None:
+            event(log, "sip.registered", code=code, expires_s=expires_s)
+        else:
+            event(log, "sip.registration_failed", logging.WARNING, code=code, reason=reason,
+                  failures=status.failures, retry_in_s=delay)
+            self._call_later(delay, self._register_again)
+        if self._on_registration is not None:
+            self._on_registration(status)
+
+    def _register_again(self) -> None:
+        if not self._stopping.is_set():
+            self._account.setRegistration(True)
+
+    def _call_later(self, delay: float, command: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_order), command))
 
     def incoming(self, account: AgentAccount, call_id: int, host: str) -> None:
         """An INVITE arrived: 404 when it is addressed elsewhere, 486 beyond max_calls or when the app
