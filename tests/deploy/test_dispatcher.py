@@ -1,0 +1,66 @@
+"""Scale-out: the shipped Kamailio dispatcher config in front of two agents, calls placed with SIPp."""
+
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.peers import AgentProcess, Kamailio, next_ports
+
+CONFIG = REPO / "dialplans" / "kamailio" / "dispatcher.cfg"
+SCENARIO = Path(__file__).parent / "sipp" / "uac_via_proxy.xml"
+
+
+def sipp_calls(kamailio: Kamailio, calls: int, tmp: Path) -> subprocess.CompletedProcess:
+    """`calls` complete calls (INVITE, ACK, 0.5 s, BYE) through Kamailio, at most 4 at a time; ACK and BYE
+    are routed by the Record-Route set the agent returned."""
+    port, media = next_ports()
+    return subprocess.run(["sipp", "-sf", str(SCENARIO), "-i", "127.0.0.1", "-mi", "127.0.0.1", "-ci", "127.0.0.1",
+                           "-cp", str(port + 2), "-p", str(port), "-mp", str(media), "-s", "agent",
+                           "-m", str(calls), "-r", "10", "-l", "4", "-d", "500", "-timeout", "60s", "-nostdin",
+                           f"127.0.0.1:{kamailio.port}"], cwd=tmp, capture_output=True, text=True, timeout=90)
+
+
+def answered(agent: AgentProcess) -> int:
+    return len(agent.events("call.started"))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, settings):
+    tmp = tmp_path_factory.mktemp("cluster")
+    agents = [AgentProcess(tmp, settings, max_calls=6) for _ in range(2)]
+    listing = tmp / "dispatcher.list"
+    listing.write_text("".join(f"1 sip:127.0.0.1:{a.sip_port}\n" for a in agents))
+    kamailio = Kamailio(tmp, CONFIG, DISPATCHER_LIST=f'"{listing}"', PING_INTERVAL="1")
+    yield kamailio, agents, tmp
+    kamailio.stop()
+    for agent in agents:
+        agent.stop()
+
+
+def test_calls_through_kamailio_reach_both_agents(cluster):
+    kamailio, (first, second), tmp = cluster
+    result = sipp_calls(kamailio, 20, tmp)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert answered(first) + answered(second) == 20
+    assert answered(first) >= 5 and answered(second) >= 5, (answered(first), answered(second))
+    # ACK and BYE came back through Kamailio (Record-Route honoured): every call ended with the caller's BYE.
+    ended = first.wait_for("call.ended", answered(first)) + second.wait_for("call.ended", answered(second))
+    assert len(ended) == 20
+
+
+def test_a_stopped_agent_is_taken_out_and_every_new_call_goes_to_the_other(cluster):
+    kamailio, (first, second), tmp = cluster
+    second.stop()
+    deadline = time.monotonic() + 10
+    while f"agent down: sip:127.0.0.1:{second.sip_port}" not in kamailio.log() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert f"agent down: sip:127.0.0.1:{second.sip_port}" in kamailio.log(), kamailio.log()[-2000:]
+    before, failovers = answered(first), len(re.findall("failover", kamailio.log()))
+    result = sipp_calls(kamailio, 10, tmp)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert answered(first) == before + 10
+    assert len(re.findall("failover", kamailio.log())) == failovers  # none was even tried on the stopped agent
