@@ -176,6 +176,9 @@ def _check_together(s: Settings) -> None:
     if s.chunk_target_chars > s.chunk_max_chars:
         raise SettingsError(f"AGENT_CHUNK_TARGET_CHARS ({s.chunk_target_chars}) is above AGENT_CHUNK_MAX_CHARS "
                             f"({s.chunk_max_chars})")
+    if ipaddress.ip_address(s.sip_host).is_unspecified:
+        raise SettingsError(f"AGENT_SIP_HOST: got {s.sip_host}, which cannot be advertised in SIP and SDP; give the "
+                            "address callers reach (the container's or host's IP)")
     if s.sip_registrar and not s.sip_registrar.strip().lower().startswith(("sip:", "sips:")):
         raise SettingsError(f"AGENT_SIP_REGISTRAR: got {s.sip_registrar!r}, expected a SIP URI such as "
                             "sip:pbx.example.com")

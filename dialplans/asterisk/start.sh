@@ -1,0 +1,29 @@
+#!/bin/sh
+# Entry point of the bundled Asterisk container: writes the softphone's credentials and the NAT
+# addresses from the environment into ASTERISK_ETC (default /etc/asterisk), then runs the given
+# command (Asterisk). Nothing secret is kept in the repository.
+set -eu
+etc="${ASTERISK_ETC:-/etc/asterisk}"
+user="${SOFTPHONE_USER:-6001}"
+if [ -z "${SOFTPHONE_PASSWORD:-}" ]; then
+    echo "start.sh: set SOFTPHONE_PASSWORD (the softphone's SIP password) in the environment" >&2
+    exit 2
+fi
+case "$SOFTPHONE_PASSWORD" in
+    *"
+"*) echo "start.sh: SOFTPHONE_PASSWORD must be one line" >&2; exit 2 ;;
+esac
+# ';' starts a comment in Asterisk's configuration files: escape it.
+password=$(printf '%s' "$SOFTPHONE_PASSWORD" | sed 's/;/\\;/g')
+umask 077
+printf '[%s-auth]\ntype=auth\nauth_type=userpass\nusername=%s\npassword=%s\n' \
+    "$user" "$user" "$password" > "$etc/pjsip_softphone_auth.conf"
+chown asterisk: "$etc/pjsip_softphone_auth.conf" 2>/dev/null || true
+umask 022
+if [ -n "${EXTERNAL_ADDRESS:-}" ]; then
+    printf 'local_net=%s\nexternal_media_address=%s\nexternal_signaling_address=%s\n' \
+        "${LOCAL_NET:-172.28.0.0/24}" "$EXTERNAL_ADDRESS" "$EXTERNAL_ADDRESS" > "$etc/pjsip_nat.conf"
+else
+    echo "; EXTERNAL_ADDRESS unset: no NAT rewriting" > "$etc/pjsip_nat.conf"
+fi
+exec "$@"

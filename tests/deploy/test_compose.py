@@ -1,0 +1,188 @@
+"""The container and the bundled Asterisk, checked without Docker or Asterisk (neither exists on these
+machines): the files parse, and agree with each other and with the agent's own settings."""
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agent.dialplan import load_dialplan
+from agent.settings import load
+from agent.sip.endpoint import CODEC_PRIORITIES
+from tests.conftest import REPO
+from tests.deploy.asterisk_conf import parse_asterisk
+
+ASTERISK = REPO / "dialplans" / "asterisk"
+# Asterisk codec names for the agent's codecs (pjsip ids in CODEC_PRIORITIES).
+ASTERISK_CODECS = {"g722": "G722/16000/1", "ulaw": "PCMU/8000/1", "alaw": "PCMA/8000/1"}
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load((REPO / "docker-compose.yml").read_text())
+
+
+@pytest.fixture(scope="module")
+def agent_env(compose):
+    return {k: str(v) for k, v in compose["services"]["agent"]["environment"].items()}
+
+
+@pytest.fixture(scope="module")
+def pjsip():
+    return parse_asterisk((ASTERISK / "pjsip.conf").read_text())
+
+
+@pytest.fixture(scope="module")
+def extensions():
+    return parse_asterisk((ASTERISK / "extensions.conf").read_text())
+
+
+def dockerfile() -> list[str]:
+    """Instructions of the Dockerfile, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", (REPO / "Dockerfile").read_text())
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def mounted(service: dict, target: str) -> Path:
+    """The repository file a compose service mounts at `target`."""
+    for volume in service["volumes"]:
+        source, _, rest = volume.partition(":")
+        if rest.split(":")[0] == target:
+            return REPO / source
+    raise AssertionError(f"nothing mounted at {target}")
+
+
+def published_udp(service: dict) -> set[int]:
+    ports = set()
+    for entry in service["ports"]:
+        spec, _, protocol = entry.rpartition("/")
+        if protocol != "udp":
+            continue
+        host_side = spec.split(":")[-2] if spec.count(":") >= 1 else spec
+        low, _, high = host_side.partition("-")
+        ports |= set(range(int(low), int(high or low) + 1))
+    return ports
+
+
+def test_the_agents_compose_environment_is_valid_agent_settings(agent_env):
+    settings = load(agent_env)  # raises SettingsError on any bad value
+    assert settings.sip_port == 5060 and settings.http_host == "0.0.0.0"
+
+
+def test_the_agent_binds_the_address_compose_gives_it(compose, agent_env):
+    assert agent_env["AGENT_SIP_HOST"] == compose["services"]["agent"]["networks"]["voice"]["ipv4_address"]
+
+
+def test_the_side_app_is_published_on_the_hosts_loopback_only(compose, agent_env):
+    assert compose["services"]["agent"]["ports"] == [f"127.0.0.1:{agent_env['AGENT_HTTP_PORT']}:8000/tcp"]
+
+
+def test_asterisk_sends_calls_to_the_agents_address_and_port(pjsip, agent_env):
+    contact = pjsip.named("agent", "aor").get("contact")
+    assert contact == f"sip:agent@{agent_env['AGENT_SIP_HOST']}:{agent_env['AGENT_SIP_PORT']}"
+    assert pjsip.named("agent", "identify").get("match") == agent_env["AGENT_SIP_HOST"]
+
+
+def test_every_asterisk_endpoint_offers_only_codecs_the_agent_accepts(pjsip):
+    for endpoint in pjsip.of_type("endpoint"):
+        assert endpoint.get("disallow") == "all", endpoint.name
+        allowed = [c.strip() for c in endpoint.get("allow").split(",")]
+        assert allowed and {ASTERISK_CODECS[c] for c in allowed} <= CODEC_PRIORITIES.keys(), endpoint.name
+        assert endpoint.get("dtmf_mode") == "rfc4733", endpoint.name
+
+
+def test_endpoint_references_resolve(pjsip, extensions):
+    contexts = {s.name for s in extensions.sections}
+    for endpoint in pjsip.of_type("endpoint"):
+        assert endpoint.get("context") in contexts, endpoint.name
+        for aor in endpoint.get("aors").split(","):
+            pjsip.named(aor.strip(), "aor")
+        if endpoint.get("transport"):
+            pjsip.named(endpoint.get("transport"), "transport")
+
+
+def test_the_softphone_password_comes_from_the_environment_not_the_repository(pjsip, tmp_path):
+    env = {"PATH": os.environ["PATH"], "ASTERISK_ETC": str(tmp_path), "SOFTPHONE_PASSWORD": "p@ss; w|rd $x"}
+    subprocess.run(["sh", str(ASTERISK / "start.sh"), "true"], env=env, check=True)
+    assert set(pjsip.includes) == {p.name for p in tmp_path.iterdir()}
+    generated = parse_asterisk((tmp_path / "pjsip_softphone_auth.conf").read_text())
+    auth = generated.named(pjsip.named("6001", "endpoint").get("auth"), "auth")
+    assert auth.get("username") == "6001" and auth.get("password") == "p@ss; w|rd $x"
+    assert not [s.name for s in pjsip.sections if s.get("password")]
+
+
+def test_asterisk_does_not_start_without_a_softphone_password(tmp_path):
+    env = {"PATH": os.environ["PATH"], "ASTERISK_ETC": str(tmp_path)}
+    result = subprocess.run(["sh", str(ASTERISK / "start.sh"), "true"], env=env, capture_output=True, text=True)
+    assert result.returncode == 2 and "SOFTPHONE_PASSWORD" in result.stderr
+
+
+def test_dialling_each_agent_extension_routes_to_the_agent_with_the_number(compose, extensions, agent_env):
+    mounted_plan = mounted(compose["services"]["agent"], agent_env["AGENT_DIALPLAN"])
+    plan = load_dialplan(load({**agent_env, "AGENT_DIALPLAN": str(mounted_plan)}))
+    routed = {}
+    for option, value in extensions.named("from-softphones").options:
+        if option == "exten":
+            number, _, rest = value.partition(",")
+            routed[number] = rest
+        elif option == "same" and "Dial(" in value:
+            routed[number] += value
+    numeric = [e for p in plan.profiles for e in p.extensions if e.isdigit()]
+    assert numeric, "the shipped dialplan has no numeric extension a softphone can dial"
+    for extension in numeric:
+        assert "Dial(PJSIP/${EXTEN}@agent" in routed.get(extension, ""), extension
+
+
+def test_asterisk_rtp_range_is_the_published_one(compose):
+    rtp = parse_asterisk((ASTERISK / "rtp.conf").read_text()).named("general")
+    wanted = set(range(int(rtp.get("rtpstart")), int(rtp.get("rtpend")) + 1))
+    assert wanted <= published_udp(compose["services"]["asterisk"])
+    assert 5060 in published_udp(compose["services"]["asterisk"])
+
+
+def test_compose_mounts_every_asterisk_file_and_they_exist(compose):
+    asterisk = compose["services"]["asterisk"]
+    for name in ("pjsip.conf", "extensions.conf", "rtp.conf", "modules.conf"):
+        assert mounted(asterisk, f"/etc/asterisk/{name}") == ASTERISK / name
+    assert asterisk["entrypoint"][-1] == "/opt/dialplans/start.sh"
+    assert mounted(asterisk, "/opt/dialplans/start.sh").is_file()
+
+
+def test_the_asterisk_image_is_pinned_to_a_release(compose):
+    image = compose["services"]["asterisk"]["image"]
+    name, _, tag = image.partition(":")
+    assert tag and tag != "latest" and (tag[0].isdigit() or "@sha256:" in image), image
+
+
+def test_the_image_bakes_in_and_verifies_the_models_and_runs_unprivileged():
+    lines = dockerfile()
+    run = " ".join(line for line in lines if line.startswith("RUN "))
+    assert "python -m agent models fetch" in run and "python -m agent check" in run
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0")
+    assert any(line.startswith("HEALTHCHECK") and "/readyz" in line for line in lines)
+
+
+def test_the_image_exposes_sip_and_the_rtp_range_the_agent_uses(agent_env):
+    exposed = " ".join(line for line in dockerfile() if line.startswith("EXPOSE "))
+    assert f"{agent_env['AGENT_SIP_PORT']}/udp" in exposed and f"{agent_env['AGENT_SIP_PORT']}/tcp" in exposed
+    low, high = re.search(r"(\d+)-(\d+)/udp", exposed).groups()
+    assert int(low) <= int(agent_env["AGENT_RTP_PORT_MIN"]) < int(agent_env["AGENT_RTP_PORT_MAX"]) <= int(high)
+
+
+def test_the_image_environment_is_valid_agent_settings_once_an_address_is_given():
+    env = {}
+    for line in dockerfile():
+        if line.startswith("ENV "):
+            env.update(re.findall(r"(\w+)=(\S+)", line))
+    settings = load({**env, "AGENT_SIP_HOST": "10.0.0.2"})
+    assert settings.models_path == Path("/opt/agent/models") and settings.data_dir == Path("/var/lib/agent")
+
+
+@pytest.mark.parametrize("text", ["allow=ulaw\n", "[agent]\nthis is not an option\n", "[a]\n#exec rm -rf /\n"])
+def test_the_config_reader_rejects_what_asterisk_would_misread(text):
+    with pytest.raises(ValueError, match="line"):
+        parse_asterisk(text)
