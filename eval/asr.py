@@ -1,13 +1,14 @@
 """Speech recognition on real human telephone speech: the Asterisk core prompts (8 kHz).
 
-    python -m eval.asr [--models tiny.en,base] [--limit N] [--kb kb] [--json OUT]
+    python -m eval.asr [--models tiny.en,base] [--limit N] [--kb kb] [--path bridge|soxr] [--json OUT]
 
 WER and CER after number/spelling normalisation, median decode time and real-time factor, with
 and without the KB vocabulary hint. The prompts come from Debian's asterisk-core-sounds-en-wav
 (transcripts in asterisk-core-sounds-en); when they are not installed they are fetched with
-`apt-get download` and unpacked under var/eval/asterisk. Audio is resampled 8 → 16 kHz with the
-agent's streaming soxr resampler in 20 ms frames (on a live G.711 call pjsip's conference bridge
-does this step; the side-app tests check WER through a real call).
+`apt-get download` and unpacked under var/eval/asterisk. Audio reaches 16 kHz the way a live G.711
+call's does: through pjsip's conference bridge into the agent's 16 kHz port (`--path bridge`, the
+default; real time, about 5 minutes for 150 prompts, cached under var/eval/asterisk-bridge), or with
+the agent's streaming soxr resampler (`--path soxr`, instant), to compare the two.
 """
 
 from __future__ import annotations
@@ -75,6 +76,23 @@ def to_16k(pcm8: np.ndarray) -> np.ndarray:
     return int16_to_float(np.concatenate(frames + [resampler.flush()]))
 
 
+def through_bridge(paths: list[Path], cache: Path) -> dict[str, np.ndarray]:
+    """16 kHz float audio of each 8 kHz WAV after pjsip's conference bridge (eval.bridge_path in its own
+    process: one pjsua2 Endpoint per process); already converted files are reused."""
+    from agent.audio.pcm import int16_to_float
+
+    missing = [p for p in paths if not (cache / p.name).is_file()]
+    if missing:
+        print(f"resampling {len(missing)} prompts through the pjsip bridge (real time)...", flush=True)
+        subprocess.run([sys.executable, "-m", "eval.bridge_path", *map(str, missing), "--out", str(cache)],
+                       check=True, capture_output=True)
+    out = {}
+    for path in paths:
+        with wave.open(str(cache / path.name)) as wav:
+            out[path.stem] = int16_to_float(np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2"))
+    return out
+
+
 def evaluate(transcriber, items: list[tuple[str, str, np.ndarray]], hint: str) -> dict:
     refs, hyps, decode, rtf = [], [], [], []
     for _, reference, audio in items:
@@ -99,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="tiny.en", help="comma-separated: tiny.en, base, or manifest names")
     parser.add_argument("--limit", type=int, help="first N prompts (sorted by name)")
     parser.add_argument("--kb", type=Path, default=Path("kb"), help="KB whose vocabulary hint is also tried")
+    parser.add_argument("--path", choices=("bridge", "soxr"), default="bridge",
+                        help="8 → 16 kHz through pjsip's conference bridge (as live calls) or soxr")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -112,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     sounds, texts = locate(settings.data_dir / "eval" / "asterisk")
     transcripts = parse_transcripts(gzip.decompress(texts.read_bytes()).decode("utf-8", "replace"))
     names = sorted(n for n in transcripts if (sounds / f"{n}.wav").is_file())[:args.limit]
-    items = [(n, transcripts[n], to_16k(load_8k(sounds / f"{n}.wav"))) for n in names]
+    if args.path == "bridge":
+        audio = through_bridge([sounds / f"{n}.wav" for n in names], settings.data_dir / "eval" / "asterisk-bridge")
+    else:
+        audio = {n: to_16k(load_8k(sounds / f"{n}.wav")) for n in names}
+    items = [(n, transcripts[n], audio[n]) for n in names]
     hint = kb_hint(args.kb) if args.kb.is_dir() else ""
     manifest = load_manifest()
     results = {}

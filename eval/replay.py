@@ -1,13 +1,16 @@
 """Replay eval cases as real SIP calls and score what the caller heard, measured on the wire.
 
     python -m eval.replay --kb DIR --cases FILE [--out DIR] [--codec pcmu|g722] [--concurrency N]
+    python -m eval.replay --kb DIR --cases FILE --recording call.wav|caller.wav --agent-recording agent.wav|
+                          call.pcap --agent-source IP[:PORT] [--call ID]
 
 Starts its own agent on free loopback ports with that KB, places one real call per `call` group
 (the eval caller, pjsua2), asks each question in turn (the case's WAV, or its `say` text spoken by
 a flite voice unlike the agent's), then scores every answer: Whisper transcript of the received
 audio, correctness against `expect_any` / `expect_abstain`, latency from the question's last voiced
 frame to the first voiced answer frame, and barge-in reaction time. Writes report.json, report.md
-and latency.png.
+and latency.png. A recorded call (stereo WAV, two WAVs, or a G.711 capture) is scored the same way:
+the caller's utterances, found by VAD, are the call group's questions in order.
 """
 
 from __future__ import annotations
@@ -24,13 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.audio.pcm import StreamResampler
 from eval.agent_process import REPO, AgentProcess
 from eval.caller import load_wav
 from eval.cases import Case, load_cases
+from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
 from eval.report import summarize, write_reports
 from eval.retrieval import contains_any
 from eval.scoring import normalize
-from eval.wire import TICK_MS, barge_in_reaction_ms, response_latency_ms, speech_bounds, voiced_ticks
+from eval.wire import TICK_MS, barge_in_reaction_ms, response_latency_ms, speech_bounds, speech_segments, voiced_ticks
 
 VOICES = ("slt", "rms", "awb")
 ABSTAIN_WORDS = ("don't have information", "do not have information")
@@ -97,7 +102,7 @@ def kb_hint(kb_dir: Path) -> str:
 
 def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad_factory,
                hint: str = "") -> list[dict]:
-    """One row per case of the call."""
+    """One row per case of a call the eval caller placed."""
     if "error" in timeline:
         return [{"id": c.id, "call": c.call, "error": timeline["error"]} for c in cases]
     received = load_wav(folder / "received.wav")
@@ -105,9 +110,8 @@ def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad
     steps = timeline.get("steps", [])
     rows = []
     for n, case in enumerate(cases):
-        row: dict = {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain}
         if n >= len(steps):
-            rows.append({**row, "error": "the question was never asked (call ended early)"})
+            rows.append({**_row(case), "error": "the question was never asked (call ended early)"})
             continue
         step = steps[n]
         sent = load_wav(Path(json.loads((folder / "script.json").read_text())[n]["audio"]))
@@ -116,29 +120,87 @@ def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad
         onset_tick = step["start_tick"] + (bounds[0] * 512 // 320 if bounds else 0)
         last_voiced_tick = step["start_tick"] + ((bounds[1] + 1) * 512 // 320 if bounds else len(sent) // 320)
         end_tick = steps[n + 1]["start_tick"] if n + 1 < len(steps) else len(received) // 320
-        answer_audio = received[last_voiced_tick * 320:end_tick * 320]
-        heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
-        abstained = any(w in normalize(heard) for w in ABSTAIN_WORDS)
-        row.update(heard=heard, abstained=abstained,
-                   latency_ms=response_latency_ms(last_voiced_tick, voiced),
-                   correct=abstained if case.expect_abstain else contains_any(heard, case.expect_any))
-        if case.barge_in_at_ms is not None:
-            row["bargein_ms"] = barge_in_reaction_ms(onset_tick, voiced)
-        if n + 1 < len(cases) and cases[n + 1].barge_in_at_ms is not None:
-            row.update(correct=None, interrupted=True)  # the caller talks over this answer on purpose
-        rows.append(row)
+        rows.append(_score_answer(cases, n, onset_tick, last_voiced_tick, end_tick, received, voiced, transcriber,
+                                  hint))
     return rows
+
+
+def score_recording(cases: list[Case], legs: Legs, transcriber, vad_factory, hint: str = "") -> list[dict]:
+    """One row per case of a recorded call: the caller's utterances (VAD on the caller's leg) are the
+    cases' questions in order; the agent's leg is scored exactly as a replayed call's received audio."""
+    caller, agent = _to_16k(legs.caller, legs.rate), _to_16k(legs.agent, legs.rate)
+    utterances = speech_segments(vad_factory().push(caller.astype(np.float32) / 32768), 512 / 16)
+    voiced = voiced_ticks([agent[i:i + 320] for i in range(0, len(agent) - 319, 320)], first_tick=0)
+    rows = []
+    for n, case in enumerate(cases):
+        if n >= len(utterances):
+            rows.append({**_row(case), "error": f"the recording has {len(utterances)} caller utterance(s), "
+                                                f"fewer than the call's {len(cases)} questions"})
+            continue
+        start_ms, end_ms = utterances[n]
+        end_tick = int(utterances[n + 1][0] // TICK_MS) if n + 1 < len(utterances) else len(agent) // 320
+        rows.append(_score_answer(cases, n, int(start_ms // TICK_MS), int(end_ms // TICK_MS), end_tick, agent, voiced,
+                                  transcriber, hint))
+    return rows
+
+
+def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
+    if rate == 16000:
+        return pcm
+    resampler = StreamResampler(rate, 16000)
+    return np.concatenate([resampler.push(pcm), resampler.flush()])
+
+
+def _row(case: Case) -> dict:
+    return {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain}
+
+
+def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: int, end_tick: int,
+                  received: np.ndarray, voiced: list[int], transcriber, hint: str) -> dict:
+    """Score the n-th question of a call from the agent's 16 kHz audio and its voiced ticks."""
+    case, row = cases[n], _row(cases[n])
+    answer_audio = received[last_voiced_tick * 320:end_tick * 320]
+    heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
+    abstained = any(w in normalize(heard) for w in ABSTAIN_WORDS)
+    row.update(heard=heard, abstained=abstained, latency_ms=response_latency_ms(last_voiced_tick, voiced),
+               correct=abstained if case.expect_abstain else contains_any(heard, case.expect_any))
+    if case.barge_in_at_ms is not None:
+        row["bargein_ms"] = barge_in_reaction_ms(onset_tick, voiced)
+    if n + 1 < len(cases) and cases[n + 1].barge_in_at_ms is not None:
+        row.update(correct=None, interrupted=True)  # the caller talks over this answer on purpose
+    return row
+
+
+def read_legs(args: argparse.Namespace) -> Legs:
+    """The recorded call the arguments name."""
+    if args.recording.suffix.lower() in (".pcap", ".pcapng", ".cap"):
+        if not args.agent_source:
+            raise RecordingError("a capture needs --agent-source IP[:PORT] (where the agent's RTP comes from)")
+        return read_capture(args.recording, args.agent_source)
+    if args.agent_recording is not None:
+        return read_two_files(args.recording, args.agent_recording)
+    return read_stereo(args.recording, args.caller_channel)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.replay", description=__doc__.splitlines()[0])
-    parser.add_argument("--kb", type=Path, required=True)
+    parser.add_argument("--kb", type=Path, required=True, help="the KB (with --recording: only its names are used, "
+                        "as the scorer's Whisper prompt)")
     parser.add_argument("--cases", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("var/eval/replay"))
     parser.add_argument("--codec", choices=("pcmu", "g722"), default="pcmu")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
+    recorded = parser.add_argument_group("scoring a recorded call instead of placing calls")
+    recorded.add_argument("--recording", type=Path, help="stereo WAV (caller and agent legs), the caller's mono WAV "
+                          "(with --agent-recording), or a pcap/pcapng of the call's G.711 RTP")
+    recorded.add_argument("--agent-recording", type=Path, help="the agent's leg as a mono WAV")
+    recorded.add_argument("--caller-channel", type=int, choices=(0, 1), default=0)
+    recorded.add_argument("--agent-source", help="for captures: IP[:PORT] the agent's RTP is sent from")
+    recorded.add_argument("--call", help="the `call` group of the cases asked in the recording (default: the only one)")
     args = parser.parse_args(argv)
+    if args.recording is not None:
+        return main_recorded(args)
 
     from agent import settings as settings_module
     from agent.models.load import resolve_all
@@ -175,6 +237,39 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             agent.stop()
     report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS}
+    write_reports(report, args.out)
+    print(json.dumps(report["summary"], indent=2))
+    return 0
+
+
+def main_recorded(args: argparse.Namespace) -> int:
+    """Score one recorded call against its call group of the cases."""
+    from agent import settings as settings_module
+    from agent.models.load import resolve_all
+    from agent.speech.asr import Transcriber
+    from agent.speech.vad import SileroVad
+
+    calls: dict[str, list[Case]] = {}
+    for case in load_cases(args.cases):
+        calls.setdefault(case.call, []).append(case)
+    if args.call is None and len(calls) != 1:
+        print(f"--call is needed: the cases have {len(calls)} call groups", file=sys.stderr)
+        return 2
+    group = calls.get(args.call) if args.call is not None else next(iter(calls.values()))
+    if group is None:
+        print(f"no call group {args.call!r} in {args.cases}", file=sys.stderr)
+        return 2
+    try:
+        legs = read_legs(args)
+    except (RecordingError, OSError) as exc:
+        print(f"cannot read the recording: {exc}", file=sys.stderr)
+        return 2
+    settings = settings_module.parse([], os.environ)
+    resolved = resolve_all(settings)
+    rows = score_recording(group, legs, Transcriber(resolved["asr"], threads=1),
+                           lambda: SileroVad(resolved["vad"].location), kb_hint(args.kb))
+    report = {"summary": summarize(rows), "cases": rows, "recording": str(args.recording), "tick_ms": TICK_MS}
+    args.out.mkdir(parents=True, exist_ok=True)
     write_reports(report, args.out)
     print(json.dumps(report["summary"], indent=2))
     return 0

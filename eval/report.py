@@ -33,7 +33,8 @@ def write_reports(report: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, indent=2))
     s = report["summary"]
-    lines = ["# Call replay", "", f"codec {report['codec']}; {s['n']} questions, {s['errors']} errors", "",
+    source = f"recording {report['recording']}" if "recording" in report else f"codec {report['codec']}"
+    lines = ["# Call replay", "", f"{source}; {s['n']} questions, {s['errors']} errors", "",
              "| metric | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in s.items()] + [
         "", "| case | correct | latency ms | barge-in ms | heard |", "|---|---|---:|---:|---|"]
     for r in report["cases"]:

@@ -45,3 +45,19 @@ def barge_in_reaction_ms(onset_tick: int, received_voiced: list[int], silent_tic
             return max(0, last + 1 - onset_tick) * TICK_MS
         last = tick
     return None if start < len(received_voiced) else 0.0
+
+
+def speech_segments(probabilities: list[float], window_ms: float, threshold: float = 0.5,
+                    merge_gap_ms: float = 700, min_speech_ms: float = 200) -> list[tuple[float, float]]:
+    """Utterances as (start_ms, end_ms) from per-window VAD probabilities: voiced runs closer than
+    `merge_gap_ms` are one utterance (a pause mid-question), runs shorter than `min_speech_ms` are noise."""
+    runs: list[list[float]] = []
+    for i, p in enumerate(probabilities):
+        if p < threshold:
+            continue
+        start, end = i * window_ms, (i + 1) * window_ms
+        if runs and start - runs[-1][1] < merge_gap_ms:
+            runs[-1][1] = end
+        else:
+            runs.append([start, end])
+    return [(start, end) for start, end in runs if end - start >= min_speech_ms]

@@ -58,15 +58,16 @@ def read_wav(path: Path) -> tuple[np.ndarray, int]:
         return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.int16), wav.getframerate()
 
 
-def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str = "espeak-ng") -> np.ndarray:
-    """A caller saying `text`, as int16 mono at `rate` (telephone 8 kHz by default)."""
+def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str = "espeak-ng",
+                      voice: str = "slt") -> np.ndarray:
+    """A caller saying `text`, as int16 mono at `rate` (telephone 8 kHz by default); `voice` is flite's."""
     if shutil.which(engine) is None or shutil.which("sox") is None:
         pytest.skip(f"{engine} and sox are needed (Debian packages; `make test` installs them)")
     raw, out = tmp_path / "caller-raw.wav", tmp_path / "caller.wav"
     if engine == "espeak-ng":
         subprocess.run(["espeak-ng", "-v", "en", "-s", "130", "-w", str(raw), text], check=True)
     else:
-        subprocess.run(["flite", "-voice", "slt", "-t", text, "-o", str(raw)], check=True)
+        subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
     subprocess.run(["sox", str(raw), "-r", str(rate), "-b", "16", "-c", "1", str(out)], check=True)
     pcm, got_rate = read_wav(out)
     assert got_rate == rate

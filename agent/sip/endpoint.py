@@ -259,14 +259,20 @@ class SipEndpoint:
     def release_port(self, port: BridgePort) -> None:
         self._spare_ports.append(port)
 
-    def find(self, call_id: int) -> SipCall | None:
-        """The live call with this pjsua2 id (SIP thread only)."""
-        return self._calls.get(call_id)
+    def find(self, call_id: int, sip_call_id: str) -> SipCall | None:
+        """The live call with this pjsua2 id and Call-ID (SIP thread only). pjsua2 reuses ids once a
+        call is gone, so a session that outlives its call must not reach the next call on its id."""
+        call = self._calls.get(call_id)
+        return call if call is not None and call.sip_call_id == sip_call_id else None
 
-    def forget(self, call_id: int) -> None:
+    def forget(self, call_id: int, call: SipCall) -> None:
         """Drop a disconnected call (deferred: never inside its own callback). The call and its
         conference port are released here, on the SIP thread."""
-        self.call_soon(lambda: self._calls.pop(call_id, None))
+        def drop() -> None:
+            if self._calls.get(call_id) is call:  # not a newer call that took the same id
+                del self._calls[call_id]
+
+        self.call_soon(drop)
 
     def _shutdown(self) -> None:
         try:

@@ -66,6 +66,7 @@ class CallLeg:
     _pj_id: int = field(repr=False)
     # Only the pjsua2 call id, never the SipCall itself: pjsua2 objects must be released on the
     # SIP thread, and a reference held here could be dropped on any thread by the garbage collector.
+    # pjsua2 reuses call ids, so the id is only trusted together with the Call-ID (see `find`).
 
     def hang_up(self) -> None:
         """Send BYE (or a final response) from the SIP thread."""
@@ -77,7 +78,9 @@ class CallLeg:
         future: concurrent.futures.Future = concurrent.futures.Future()
 
         def ask() -> None:
-            call = self._endpoint.find(self._pj_id)
+            if not future.set_running_or_notify_cancel():  # the asker gave up (its task was cancelled)
+                return
+            call = self._endpoint.find(self._pj_id, self.sip_call_id)
             try:
                 future.set_result(question(call) if call is not None else None)
             except Exception as exc:
@@ -99,9 +102,11 @@ class SipCall(pj.Call):
         self.port: BridgePort | None = None
         self._audio_index = -1
         self._ended = False
+        self.sip_call_id = ""
 
     def make_leg(self) -> CallLeg:
         info = self.getInfo()
+        self.sip_call_id = info.callIdString
         return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint,
                        self._pj_id)
 
@@ -124,8 +129,11 @@ class SipCall(pj.Call):
             except pj.Error as exc:
                 event(log, "call.hangup_failed", logging.WARNING, reason=exc.reason)
 
-    def rtp_packets_received(self) -> int:
-        """RTP packets received on the audio stream so far (for dead-call detection)."""
+    def rtp_packets_received(self) -> int | None:
+        """RTP packets received on the audio stream so far (for dead-call detection); None once the
+        call has ended (its stream is gone)."""
+        if self._ended:
+            return None
         if self._audio_index < 0:
             return 0
         # Hold each SWIG temporary in a name: members of a dropped temporary point at freed memory.
@@ -147,7 +155,7 @@ class SipCall(pj.Call):
         if self.observer is not None:
             self.observer.on_ended(f"{info.lastStatusCode} {info.lastReason}".strip())
             self.observer = None
-        self._endpoint.forget(self._pj_id)
+        self._endpoint.forget(self._pj_id, self)
 
     def onCallMediaState(self, prm: pj.OnCallMediaStateParam) -> None:  # noqa: N802
         info = self.getInfo()

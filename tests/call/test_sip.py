@@ -88,3 +88,18 @@ def test_rfc4475_torture_messages_leave_the_agent_answering_and_create_no_call(a
     assert agent.process.poll() is None
     time.sleep(1)
     assert len(agent.events("call.started")) == before
+
+
+def test_a_reused_pjsua_call_id_does_not_reach_the_newer_call():
+    """pjsua2 recycles call ids: a session that outlives its call must not hang up the next one."""
+    from types import SimpleNamespace
+
+    from agent.sip.endpoint import SipConfig, SipEndpoint
+
+    endpoint = SipEndpoint(SipConfig("127.0.0.1", 5060, 40000, 40100, 2), lambda leg: None)
+    newer = SimpleNamespace(sip_call_id="second@host")
+    endpoint._calls[3] = newer  # the id the first call had
+    assert endpoint.find(3, "first@host") is None and endpoint.find(3, "second@host") is newer
+    endpoint.forget(3, SimpleNamespace(sip_call_id="first@host"))  # the first call's late cleanup
+    endpoint._drain()
+    assert endpoint.find(3, "second@host") is newer

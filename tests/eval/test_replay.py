@@ -30,3 +30,15 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     assert 0 < rows["hours"]["latency_ms"] < 5000
     assert rows["warranty"]["bargein_ms"] is not None and rows["warranty"]["bargein_ms"] < 1000
     assert (out / "report.md").read_text().startswith("# Call replay") and (out / "latency.png").stat().st_size > 0
+    # The caller's two legs are a recording on one clock: scored as a recorded call, they give the
+    # same verdicts and, within a VAD window, the same timings.
+    calls = out / "calls" / "a"
+    result = subprocess.run([sys.executable, "-m", "eval.replay", "--kb", str(REPO / "kb"), "--cases", str(cases),
+                             "--call", "a", "--recording", str(calls / "sent.wav"), "--agent-recording",
+                             str(calls / "received.wav"), "--out", str(tmp_path / "recorded")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    recorded = {r["id"]: r for r in json.loads((tmp_path / "recorded" / "report.json").read_text())["cases"]}
+    assert recorded["warranty"]["correct"] and recorded["hours"]["interrupted"]
+    assert abs(recorded["hours"]["latency_ms"] - rows["hours"]["latency_ms"]) <= 64
+    assert abs(recorded["warranty"]["bargein_ms"] - rows["warranty"]["bargein_ms"]) <= 64

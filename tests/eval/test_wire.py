@@ -1,6 +1,6 @@
 import numpy as np
 
-from eval.wire import barge_in_reaction_ms, response_latency_ms, speech_bounds, voiced_ticks
+from eval.wire import barge_in_reaction_ms, response_latency_ms, speech_bounds, speech_segments, voiced_ticks
 
 
 def test_voiced_ticks_by_rms():
@@ -51,3 +51,11 @@ def test_process_usage_reads_this_process():
 
     cpu, rss = process_usage(os.getpid())
     assert cpu > 0 and rss > 10
+
+
+def test_speech_segments_merge_short_pauses_and_drop_blips():
+    p = [0.0] * 64
+    p[1:7] = p[9:15] = [0.9] * 6  # two runs 64 ms apart: one utterance
+    p[33] = 0.9  # one 32 ms window: a blip
+    p[55:62] = [0.9] * 7
+    assert speech_segments(p, 32, merge_gap_ms=200, min_speech_ms=100) == [(32, 480), (1760, 1984)]
