@@ -144,7 +144,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
     purge = asyncio.create_task(_purge_daily(store, settings.records_retention_days))
-    workers = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
+    # Room for every ASR worker plus speech synthesis and embedding at the same time.
+    workers = ThreadPoolExecutor(max_workers=settings.model_threads + settings.asr_workers, thread_name_prefix="model")
     agent: Agent | None = None
     try:
         resolved = resolve_all(settings)

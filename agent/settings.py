@@ -79,6 +79,8 @@ class Settings:
     asr_compute_type: str = setting("int8", "CTranslate2 compute type for Whisper.",
                                     choices=("int8", "int8_float32", "float32", "default"))
     asr_beam_size: int = setting(1, "Whisper beam size (1 = greedy, fastest).", low=1, high=10)
+    asr_workers: int = setting(1, "Whisper decodes that may run at once (a model replica each; more only helps "
+                               "with spare cores).", low=1, high=8)
     asr_language: str = setting("en", "Language spoken by callers (ISO code; ignored by .en models).")
     tts_model: str = setting("piper-en_US-joe-medium", "Piper voice: manifest name or Piper voice name.")
     tts_model_path: Path | None = setting(None, "Piper .onnx voice file (with .onnx.json beside it).")
@@ -91,7 +93,9 @@ class Settings:
     # --- turn-taking
     vad_threshold: float = setting(0.5, "Speech probability at or above which a frame is speech.", low=0.05, high=0.95)
     vad_min_speech_ms: int = setting(200, "Speech needed before an utterance starts.", low=20, high=2000)
-    vad_hangover_ms: int = setting(600, "Silence that ends an utterance.", low=100, high=5000)
+    vad_hangover_ms: int = setting(500, "Silence that ends an utterance.", low=100, high=5000)
+    vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
+                                   "VAD_MIN_SPEECH_MS).", low=64, high=2000)
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
 
     # --- calls

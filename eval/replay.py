@@ -234,9 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
                 for scored in pool.map(one, enumerate(chosen)):
                     rows.extend(scored)
+            # The agent's own per-stage breakdown of the same turns: where the time went.
+            stages = agent.http("GET", "/metrics/summary").json()["stages"]
         finally:
             agent.stop()
-    report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS}
+    report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS,
+              "agent_stages_ms": stages}
     write_reports(report, args.out)
     print(json.dumps(report["summary"], indent=2))
     return 0

@@ -41,6 +41,12 @@ def write_reports(report: dict, out: Path) -> None:
         verdict = "interrupted" if r.get("interrupted") else r.get("correct", "error")
         lines.append(f"| {r['id']} | {verdict} | {r.get('latency_ms', '')} | "
                      f"{r.get('bargein_ms', '')} | {(r.get('heard') or r.get('error', ''))[:80]} |")
+    if report.get("agent_stages_ms"):
+        lines += ["", "Agent-side stages (from /metrics/summary, ms): `response` is the agent's own end of "
+                  "speech → first answer frame, before the network and the caller's jitter buffer.", "",
+                  "| stage | count | p50 | p95 |", "|---|---:|---:|---:|"]
+        for stage, row in report["agent_stages_ms"].items():
+            lines.append(f"| {stage} | {row['count']} | {row.get('p50_ms', '')} | {row.get('p95_ms', '')} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
     latencies = [r["latency_ms"] for r in report["cases"] if r.get("latency_ms") is not None]
     if latencies:

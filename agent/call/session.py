@@ -19,6 +19,7 @@ import numpy as np
 
 from agent.audio.pcm import int16_to_float
 from agent.call.echo import EchoGate, rms
+from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
@@ -52,14 +53,14 @@ class CallSession:
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
                  dead_call_s: float, reporter: CallReporter) -> None:
         self.leg, self._loop = leg, loop
-        self._transcriber, self._knowledge, self._voice, self._phrases = transcriber, knowledge, voice, phrases
-        self._vad, self._turns, self._models, self._memory = vad, TurnDetector(turn_config), models, memory
+        self._pipeline, self._phrases = Pipeline(transcriber, knowledge, voice, models), phrases
+        self._vad, self._turns, self._memory = vad, TurnDetector(turn_config), memory
         self._gate = EchoGate(echo_gate_db)
         self._limits = (inactivity_s, max_call_s, dead_call_s)
         self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.int16)
         self._reply: asyncio.Task | None = None
-        self._speculative: tuple[int, asyncio.Future] | None = None
+        self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply_cancel = threading.Event()
         self._last_reply = np.zeros(0, dtype=np.int16)
         self._held = False
@@ -138,6 +139,7 @@ class CallSession:
                 await self._on_frame(*item)
         finally:
             watchdog.cancel()
+            self._drop_speculation()
             self._interrupt()
             self.record.ended = time.time()
             event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
@@ -160,17 +162,14 @@ class CallSession:
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
 
-    def _transcribe(self, audio: np.ndarray) -> asyncio.Future:
-        return self._loop.run_in_executor(self._models, self._transcriber.transcribe, audio,
-                                          self._knowledge.vocabulary_hint())
-
     def _on_turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded) -> None:
         self.record.last_caller_speech = self._loop.time()
         if isinstance(turn_event, SpeechPaused):
-            # Transcribe while the hangover runs; used if the caller stays quiet, dropped if not.
-            future = self._transcribe(turn_event.audio)
-            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # an unused one may fail quietly
-            self._speculative = (turn_event.window, future)
+            # Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not.
+            self._drop_speculation()
+            cancelled = threading.Event()
+            task = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio, cancelled))
+            self._speculative = (turn_event.window, task, cancelled)
             return
         if isinstance(turn_event, SpeechStarted):
             if self.agent_speaking:
@@ -181,41 +180,56 @@ class CallSession:
                 event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
             return
         self._interrupt()
-        self._reply_cancel = threading.Event()
-        early = self._speculative[1] if self._speculative and self._speculative[0] == turn_event.window else None
-        self._speculative = None
+        if self._speculative is not None and self._speculative[0] == turn_event.window:
+            _, prepared, self._reply_cancel = self._speculative
+            self._speculative = None
+        else:
+            self._drop_speculation()
+            self._reply_cancel = threading.Event()
+            prepared = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio,
+                                                  self._reply_cancel))
         # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
         speech_end = self._loop.time() - turn_event.silence_ms / 1000
-        self._reply = asyncio.create_task(self._answer(turn_event, speech_end, early))
+        self._reply = asyncio.create_task(self._answer(turn_event, speech_end, prepared))
 
-    async def _answer(self, utterance: SpeechEnded, speech_end: float, early: asyncio.Future | None) -> None:
-        """One turn: transcribe (or take the speculative transcript), answer, speak sentence by sentence.
-        Errors become a spoken apology."""
+    def _drop_speculation(self) -> None:
+        if self._speculative is not None:
+            _, task, cancelled = self._speculative
+            cancelled.set()
+            task.cancel()
+            self._speculative = None
+
+    async def _answer(self, utterance: SpeechEnded, speech_end: float, preparing: asyncio.Task) -> None:
+        """One turn: take the prepared transcript, reply and first sentence, remember the reply, speak it
+        sentence by sentence. Errors become a spoken apology."""
         turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms))
         cancelled, stage = self._reply_cancel, "asr"
         try:
-            transcript = await (early if early is not None else self._transcribe(utterance.audio))
+            prepared = await preparing
+            if prepared.failed is not None:
+                stage = prepared.failed[0]
+                raise prepared.failed[1]
+            transcript, reply = prepared.transcript, prepared.reply
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
             turn.transcript = transcript.text
-            if len(transcript.text.strip(" .?!,")) < 2:
+            if reply is None:
                 turn.outcome = "ignored"
-                return  # a cough or a click: nothing to answer
-            spoken, stage = [], "answer"
-            async for chunk in self._knowledge.answer(self._memory, transcript.text):
-                turn.retrieval_ms, turn.answer_ms, stage = chunk.retrieval_ms, chunk.answer_ms, "tts"
-                synthesis_started = self._loop.time()
-                pcm = await self._loop.run_in_executor(self._models, self._voice.speak, chunk.spoken, cancelled)
-                if turn.response_ms is None:
-                    turn.tts_first_audio_ms = (self._loop.time() - synthesis_started) * 1000
-                    # The first frame goes out after whatever is still queued ahead of it.
-                    queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
-                    turn.response_ms = (self._loop.time() + queued_s - speech_end) * 1000
+                return
+            self._pipeline.knowledge.commit(self._memory, reply)
+            turn.retrieval_ms, turn.answer_ms = reply.retrieval_ms, reply.answer_ms
+            turn.tts_first_audio_ms = prepared.tts_first_audio_ms
+            turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
+            turn.abstained = reply.abstained
+            # The first frame goes out after whatever is still queued ahead of it.
+            queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
+            turn.response_ms = (self._loop.time() + queued_s - speech_end) * 1000
+            spoken, stage = [], "tts"
+            for n, chunk in enumerate(prepared.chunks):
+                pcm = prepared.first_audio if n == 0 else await self._loop.run_in_executor(
+                    self._pipeline.models, self._pipeline.voice.speak, chunk.spoken, cancelled)
                 self._say(pcm)
                 spoken.append(pcm)
                 turn.answer.append(chunk.text)
-                turn.sources = [f"{s.path}#{s.chunk_id}" for s in chunk.sources]
-                turn.abstained = chunk.abstained
-                stage = "answer"
             self._last_reply = np.concatenate(spoken) if spoken else self._last_reply
             turn.outcome = "answered"
         except asyncio.CancelledError:

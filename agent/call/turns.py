@@ -26,7 +26,8 @@ class TurnState(enum.Enum):
 
 @dataclass(frozen=True)
 class SpeechStarted:
-    """The caller has been speaking for the minimum speech time (barge-in may act on this)."""
+    """The caller has been speaking for the barge-in time (barge-in acts on this); the utterance
+    itself only counts once the minimum speech time is reached."""
 
     window: int
     """Index of the window where speech began."""
@@ -61,10 +62,12 @@ class SpeechEnded:
 class TurnConfig:
     threshold: float = 0.5
     min_speech_ms: int = 200
-    hangover_ms: int = 600
+    hangover_ms: int = 500
     max_utterance_s: float = 15.0
     lead_in_ms: int = 192
     """Audio kept from before speech was detected, so the first syllable is not clipped."""
+    barge_in_ms: int = 200
+    """Speech that signals the caller is talking over the agent (at most min_speech_ms)."""
 
     def windows(self, ms: float) -> int:
         return max(1, round(ms / WINDOW_MS))
@@ -102,9 +105,10 @@ class TurnDetector:
             self._utterance.append(window)
             if voiced:
                 self._run += 1
+                if self._run == min(cfg.windows(cfg.barge_in_ms), cfg.windows(cfg.min_speech_ms)):
+                    events.append(SpeechStarted(self._start))
                 if self._run >= cfg.windows(cfg.min_speech_ms):
                     self.state, self._last_voiced = TurnState.SPEAKING, self._index
-                    events.append(SpeechStarted(self._start))
             else:
                 self._reset(keep=window)
         else:

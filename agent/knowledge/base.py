@@ -4,7 +4,9 @@
     async for chunk in kb.answer(memory, question): speak(chunk.spoken)  # on the event loop
 
 `answer` streams sentence by sentence so speech can start on the first one;
-an LLM answerer can later implement the same `answer` signature.
+an LLM answerer can later implement the same `answer` signature. `draft` +
+`commit` split `compose` for the call path, which prepares an answer while the
+caller may still go on talking and remembers it only once it is given.
 """
 
 from __future__ import annotations
@@ -106,8 +108,9 @@ class KnowledgeBase:
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
         return passages, question_vector, expanded_vector
 
-    def compose(self, memory: CallMemory, question: str) -> Reply:
-        """Retrieve and choose the answer to `question`, and remember the turn. Blocking: run off the loop."""
+    def draft(self, memory: CallMemory, question: str) -> Reply:
+        """Retrieve and choose the answer to `question` without remembering it (a speculative answer
+        may be dropped). Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         query = memory.query(question)
         started = time.perf_counter()
@@ -126,18 +129,32 @@ class KnowledgeBase:
                           snapshot.chunks[s.candidate.chunk_index].chunk.id) for s in chosen))
             abstained = False
         done = time.perf_counter()
-        reply = Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
-                      (retrieved - started) * 1000, (done - retrieved) * 1000)
-        memory.add(Turn(question, reply.text, "" if abstained else sources[0].heading))
+        return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
+                     (retrieved - started) * 1000, (done - retrieved) * 1000)
+
+    @staticmethod
+    def commit(memory: CallMemory, reply: Reply) -> None:
+        """Remember an answer that is being given (follow-up questions build on it)."""
+        memory.add(Turn(reply.question, reply.text, "" if reply.abstained else reply.sources[0].heading))
+
+    def compose(self, memory: CallMemory, question: str) -> Reply:
+        """draft + commit: the answer to `question`, remembered. Blocking: run off the loop."""
+        reply = self.draft(memory, question)
+        self.commit(memory, reply)
         return reply
+
+    @staticmethod
+    def chunks(reply: Reply) -> list[ReplyChunk]:
+        """The reply as speakable sentences."""
+        return [ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained, reply.retrieval_ms,
+                           reply.answer_ms) for sentence in reply.sentences]
 
     async def answer(self, memory: CallMemory, question: str) -> AsyncIterator[ReplyChunk]:
         """The reply to `question`, one speakable sentence at a time."""
         loop = asyncio.get_running_loop()
         reply = await loop.run_in_executor(self._executor, self.compose, memory, question)
-        for sentence in reply.sentences:
-            yield ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained, reply.retrieval_ms,
-                             reply.answer_ms)
+        for chunk in self.chunks(reply):
+            yield chunk
 
 
 def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None, *,

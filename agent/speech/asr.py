@@ -36,15 +36,17 @@ class Transcriber:
     """Wraps one WhisperModel. Call `transcribe` from a worker thread, never the event loop."""
 
     def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
-                 language: str = "en", threads: int = 2, download_dir: str | None = None) -> None:
+                 language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None) -> None:
         self.model = model
         self._beam_size = beam_size
         self._language = language
+        # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
+        # turns out stale (the caller went on talking) or another call's no longer holds up this one.
         self._whisper = WhisperModel(model.location, device="cpu", compute_type=compute_type, cpu_threads=threads,
-                                     download_root=download_dir, local_files_only=model.source != "hub")
-        # One decode at a time per model: CTranslate2 would queue them anyway, and
-        # a lock makes the queue wait measurable by the caller.
-        self.lock = threading.Lock()
+                                     num_workers=workers, download_root=download_dir,
+                                     local_files_only=model.source != "hub")
+        # CTranslate2 would queue excess decodes anyway; the semaphore makes that wait measurable.
+        self.lock = threading.BoundedSemaphore(workers)
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> Transcript:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""

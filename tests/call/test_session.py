@@ -36,7 +36,7 @@ class Recorder:
 
 class NoSip:
     def call_soon(self, command): ...
-    def find(self, call_id): return None
+    def find(self, call_id, sip_call_id): return None
 
 
 def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_kb, tmp_path):

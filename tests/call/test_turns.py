@@ -88,3 +88,14 @@ def test_segmentation_does_not_depend_on_frame_size(models, tmp_path):
         return out
 
     assert segment(320) == segment(len(audio)) and ("SpeechStarted", segment(320)[0][1]) == segment(320)[0]
+
+
+def test_barge_in_is_signalled_before_the_utterance_counts():
+    config = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64,
+                        barge_in_ms=64)
+    events, states = run([0.1] * 4 + [0.9] * 6 + [0.1] * 6, config)
+    assert [(i, type(e).__name__) for i, e in events] == [(5, "SpeechStarted"), (14, "SpeechEnded")]
+    assert states[5] is TurnState.STARTING and states[6] is TurnState.SPEAKING
+    # Two voiced windows stop the agent, but are too short to be a question.
+    events, states = run([0.9, 0.9, 0.1, 0.1], config)
+    assert [type(e).__name__ for _, e in events] == ["SpeechStarted"] and states[-1] is TurnState.QUIET

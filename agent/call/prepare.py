@@ -1,0 +1,64 @@
+"""One caller utterance to everything the agent needs before it can speak: transcript, drafted reply,
+and the first sentence's audio.
+
+Made while the end-of-turn hangover runs, so it must be droppable: the reply is drafted against the
+call's memory but not remembered (the session commits it once the turn is really over), and speech
+synthesis stops when `cancelled` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agent.call.voice import Voice
+from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
+from agent.knowledge.memory import CallMemory
+from agent.speech.asr import Transcriber, Transcript
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The models a turn runs through; `models` is the executor they run on, off the event loop."""
+
+    transcriber: Transcriber
+    knowledge: KnowledgeBase
+    voice: Voice
+    models: Executor
+
+
+@dataclass
+class Prepared:
+    transcript: Transcript | None = None
+    reply: Reply | None = None
+    """None when there was nothing to answer (a cough, a click)."""
+    chunks: list[ReplyChunk] = field(default_factory=list)
+    first_audio: np.ndarray | None = None
+    tts_first_audio_ms: float | None = None
+    failed: tuple[str, Exception] | None = None
+    """(stage, error) when a model failed."""
+
+
+async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event) -> Prepared:
+    loop = asyncio.get_running_loop()
+    prepared, stage = Prepared(), "asr"
+    try:
+        prepared.transcript = await loop.run_in_executor(pipeline.models, pipeline.transcriber.transcribe, audio,
+                                                         pipeline.knowledge.vocabulary_hint())
+        if len(prepared.transcript.text.strip(" .?!,")) < 2:
+            return prepared
+        stage = "answer"
+        prepared.reply = await loop.run_in_executor(pipeline.models, pipeline.knowledge.draft, memory,
+                                                    prepared.transcript.text)
+        prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
+        stage, started = "tts", loop.time()
+        prepared.first_audio = await loop.run_in_executor(pipeline.models, pipeline.voice.speak,
+                                                          prepared.chunks[0].spoken, cancelled)
+        prepared.tts_first_audio_ms = (loop.time() - started) * 1000
+    except Exception as exc:
+        prepared.failed = (stage, exc)
+    return prepared
