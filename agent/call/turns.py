@@ -64,8 +64,10 @@ class TurnConfig:
     min_speech_ms: int = 200
     hangover_ms: int = 500
     max_utterance_s: float = 15.0
-    lead_in_ms: int = 192
-    """Audio kept from before speech was detected, so the first syllable is not clipped."""
+    lead_in_ms: int = 320
+    """Audio kept from before speech was detected, so the first syllable is not clipped; generous,
+    because a caller talking over the agent is only heard once louder than its echo could be, and
+    their first quieter syllables must still reach the recogniser."""
     barge_in_ms: int = 200
     """Speech that signals the caller is talking over the agent (at most min_speech_ms)."""
 
