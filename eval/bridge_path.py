@@ -20,7 +20,7 @@ import numpy as np
 import pjsua2 as pj
 
 from agent.audio.playout import Playout
-from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES, BridgePort
+from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES, BridgePort, configure_bridge
 
 
 class BridgeResampler:
@@ -30,12 +30,7 @@ class BridgeResampler:
         self._endpoint = pj.Endpoint()
         self._endpoint.libCreate()
         config = pj.EpConfig()
-        config.medConfig.clockRate = BRIDGE_RATE
-        config.medConfig.sndClockRate = BRIDGE_RATE
-        config.medConfig.noVad = True
-        config.medConfig.ecTailLen = 0
-        config.logConfig.level = 1
-        config.logConfig.consoleLevel = 1
+        configure_bridge(config)  # exactly the agent's bridge
         self._endpoint.libInit(config)
         self._endpoint.libStart()
         self._endpoint.audDevManager().setNullDev()

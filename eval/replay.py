@@ -151,6 +151,12 @@ def _to_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
     return np.concatenate([resampler.push(pcm), resampler.flush()])
 
 
+def _verdict(row: dict) -> str:
+    if "error" in row:
+        return "ERROR"
+    return "interrupted" if row.get("interrupted") else ("ok" if row.get("correct") else "BAD")
+
+
 def _row(case: Case) -> dict:
     return {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain}
 
@@ -228,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad(resolved["vad"].location), hint)
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
-                    f"{r['id']} {'ok' if r.get('correct') else 'BAD'}" for r in scored), flush=True)
+                    f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
                 return scored
 
             with ThreadPoolExecutor(max_workers=args.concurrency) as pool:

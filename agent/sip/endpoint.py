@@ -21,7 +21,7 @@ import pjsua2 as pj
 
 from agent.logs import event
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
-from agent.sip.port import BRIDGE_RATE, BridgePort
+from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 
 log = logging.getLogger(__name__)
@@ -156,12 +156,7 @@ class SipEndpoint:
         config.uaConfig.mainThreadOnly = False
         config.uaConfig.maxCalls = self.config.max_calls + 4  # room to answer 486 beyond the limit
         config.uaConfig.userAgent = self.config.user_agent
-        config.medConfig.clockRate = BRIDGE_RATE
-        config.medConfig.sndClockRate = BRIDGE_RATE
-        config.medConfig.noVad = True
-        config.medConfig.ecTailLen = 0
-        config.logConfig.level = 1
-        config.logConfig.consoleLevel = 1
+        configure_bridge(config)
         endpoint.libInit(config)
         transport = pj.TransportConfig()
         transport.port = self.config.port
