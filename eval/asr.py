@@ -76,20 +76,27 @@ def to_16k(pcm8: np.ndarray) -> np.ndarray:
     return int16_to_float(np.concatenate(frames + [resampler.flush()]))
 
 
-def through_bridge(paths: list[Path], cache: Path) -> dict[str, np.ndarray]:
+def through_bridge(paths: dict[str, Path], cache: Path) -> dict[str, np.ndarray]:
     """16 kHz float audio of each 8 kHz WAV after pjsip's conference bridge (eval.bridge_path in its own
     process: one pjsua2 Endpoint per process); already converted files are reused."""
     from agent.audio.pcm import int16_to_float
 
-    missing = [p for p in paths if not (cache / p.name).is_file()]
+    flat = {name: name.replace("/", "__") + ".wav" for name in paths}  # digits/1 and 1 must not collide
+    missing = [name for name in paths if not (cache / flat[name]).is_file()]
     if missing:
         print(f"resampling {len(missing)} prompts through the pjsip bridge (real time)...", flush=True)
-        subprocess.run([sys.executable, "-m", "eval.bridge_path", *map(str, missing), "--out", str(cache)],
-                       check=True, capture_output=True)
+        with tempfile.TemporaryDirectory() as links:
+            for name in missing:
+                (Path(links) / flat[name]).symlink_to(paths[name].resolve())
+            result = subprocess.run([sys.executable, "-m", "eval.bridge_path",
+                                     *(str(Path(links) / flat[n]) for n in missing), "--out", str(cache)],
+                                    capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"eval.bridge_path failed: {result.stderr.strip()[-1000:]}")
     out = {}
-    for path in paths:
-        with wave.open(str(cache / path.name)) as wav:
-            out[path.stem] = int16_to_float(np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2"))
+    for name in paths:
+        with wave.open(str(cache / flat[name])) as wav:
+            out[name] = int16_to_float(np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2"))
     return out
 
 
@@ -133,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     transcripts = parse_transcripts(gzip.decompress(texts.read_bytes()).decode("utf-8", "replace"))
     names = sorted(n for n in transcripts if (sounds / f"{n}.wav").is_file())[:args.limit]
     if args.path == "bridge":
-        audio = through_bridge([sounds / f"{n}.wav" for n in names], settings.data_dir / "eval" / "asterisk-bridge")
+        audio = through_bridge({n: sounds / f"{n}.wav" for n in names}, settings.data_dir / "eval" / "asterisk-bridge")
     else:
         audio = {n: to_16k(load_8k(sounds / f"{n}.wav")) for n in names}
     items = [(n, transcripts[n], audio[n]) for n in names]

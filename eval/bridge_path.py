@@ -38,8 +38,6 @@ class BridgeResampler:
         self._lock = threading.Lock()
         self._port = BridgePort("asr-eval")
         self._port.attach(Playout(FRAME_SAMPLES), self._collect)
-        self._players: list[pj.AudioMediaPlayer] = []
-        # Players are kept until close(): removing a port while the clock runs is unsafe in pjsip 2.15.
 
     def _collect(self, pcm: np.ndarray, _outbound_rms: float) -> None:
         with self._lock:
@@ -51,13 +49,17 @@ class BridgeResampler:
             seconds = wav.getnframes() / wav.getframerate()
         player = pj.AudioMediaPlayer()
         player.createPlayer(str(path), pj.PJMEDIA_FILE_NO_LOOP)
-        self._players.append(player)
         with self._lock:
             self._frames = []
         player.startTransmit(self._port)
         time.sleep(seconds + 0.3)
         player.stopTransmit(self._port)
         time.sleep(0.05)
+        # pjsua has 32 player slots; a player may only be destroyed while the clock is stopped.
+        devices = self._endpoint.audDevManager()
+        devices.setNoDev()
+        del player
+        devices.setNullDev()
         with self._lock:
             audio = np.concatenate(self._frames) if self._frames else np.zeros(0, np.int16)
         voiced = np.flatnonzero(audio)  # frames before the player starts and after its end are exact zeros
@@ -66,7 +68,6 @@ class BridgeResampler:
     def close(self) -> None:
         self._port.detach()
         self._endpoint.audDevManager().setNoDev()  # stop the clock before any port goes
-        self._players.clear()
         del self._port  # ports must go before the library does
         self._endpoint.libDestroy()
 
