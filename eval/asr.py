@@ -7,7 +7,7 @@ and without the KB vocabulary hint. The prompts come from Debian's asterisk-core
 (transcripts in asterisk-core-sounds-en); when they are not installed they are fetched with
 `apt-get download` and unpacked under var/eval/asterisk. Audio reaches 16 kHz the way a live G.711
 call's does: through pjsip's conference bridge into the agent's 16 kHz port (`--path bridge`, the
-default; real time, about 5 minutes for 150 prompts, cached under var/eval/asterisk-bridge), or with
+default; real time, about 15 minutes for 150 prompts, cached under var/eval/asterisk-bridge), or with
 the agent's streaming soxr resampler (`--path soxr`, instant), to compare the two.
 """
 
