@@ -77,3 +77,10 @@ def test_kb_ask_answers_from_the_bundled_kb(tmp_path, settings):
     result = run_agent("kb", "ask", "Do you take cheques?", env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("We do not accept cheques.") and "source: prices.md" in result.stdout
+
+
+def test_a_broken_dialplan_stops_start_up_with_the_reason(tmp_path):
+    (tmp_path / "agent.toml").write_text("[profiles.sales]\nkb_dir = 'nowhere'\n")
+    result = run_agent("run", env={"AGENT_DIALPLAN": str(tmp_path / "agent.toml")}, timeout=30)
+    assert result.returncode == 2
+    assert "invalid dialplan" in result.stderr and "profile 'sales'" in result.stderr and "nowhere" in result.stderr

@@ -64,3 +64,12 @@ def test_settings_are_frozen():
 def test_every_setting_is_documented():
     for f in fields(Settings):
         assert len(f.metadata["help"]) > 10, env_name(f.name)
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"AGENT_SIP_HOST": "0.0.0.0"}, "cannot be advertised"),
+    ({"AGENT_SIP_REGISTRAR": "pbx.example.com"}, "expected a SIP URI"),
+])
+def test_addresses_the_agent_cannot_use_are_refused(env, message):
+    with pytest.raises(SettingsError, match=message):
+        parse([], env)
