@@ -1,19 +1,17 @@
 """The knowledge base as the call path sees it: one narrow interface over index, retrieval and answering.
 
-    reply = kb.compose(memory, "how much is the annual service?")      # in a worker thread
-    async for chunk in kb.answer(memory, question): speak(chunk.spoken)  # on the event loop
+    reply = kb.draft(memory, "how much is the annual service?")  # in a worker thread: nothing remembered
+    for chunk in kb.chunks(reply): speak(chunk.spoken)             # sentence by sentence
+    kb.commit(memory, reply)                                       # once the answer is really given
 
-`answer` streams sentence by sentence so speech can start on the first one;
-an LLM answerer can later implement the same `answer` signature. `draft` +
-`commit` split `compose` for the call path, which prepares an answer while the
-caller may still go on talking and remembers it only once it is given.
+The call path drafts while the caller may still go on talking (see agent/call/prepare.py) and
+commits only when the turn is over; `compose` is draft + commit for the CLI and the evals. An LLM
+answerer would implement the same three methods.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,13 +146,6 @@ class KnowledgeBase:
         """The reply as speakable sentences."""
         return [ReplyChunk(sentence, speakable(sentence), reply.sources, reply.abstained, reply.retrieval_ms,
                            reply.answer_ms) for sentence in reply.sentences]
-
-    async def answer(self, memory: CallMemory, question: str) -> AsyncIterator[ReplyChunk]:
-        """The reply to `question`, one speakable sentence at a time."""
-        loop = asyncio.get_running_loop()
-        reply = await loop.run_in_executor(self._executor, self.compose, memory, question)
-        for chunk in self.chunks(reply):
-            yield chunk
 
 
 def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None, *,

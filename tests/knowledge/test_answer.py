@@ -1,6 +1,5 @@
 """Grounded answers on the bundled KB: verbatim sentences, memory for follow-ups, abstention."""
 
-import asyncio
 import json
 
 import pytest
@@ -53,11 +52,8 @@ def test_a_fact_split_across_chunks_is_answered(bundled_kb):
     assert "quarter turn counter-clockwise" in reply.text
 
 
-def test_the_stream_yields_speakable_sentences_with_their_sources(bundled_kb):
-    async def collect():
-        return [chunk async for chunk in bundled_kb.answer(CallMemory(), "What does the code orchid 47 give me?")]
-
-    chunks = asyncio.run(collect())
+def test_a_reply_is_spoken_as_speakable_sentences_with_their_sources(bundled_kb):
+    chunks = bundled_kb.chunks(bundled_kb.draft(CallMemory(), "What does the code orchid 47 give me?"))
     assert chunks and not chunks[0].abstained
     assert chunks[0].spoken == speakable(chunks[0].text) and "Orchid, four seven" in chunks[0].spoken
     assert chunks[0].sources[0].path == "promotions-and-faq.txt"
@@ -79,3 +75,11 @@ def test_the_vocabulary_hint_names_the_kb_proper_nouns_and_codes(bundled_kb):
                                                  ("How long does it take?", ["duration"]), ("Is it safe?", [])])
 def test_answer_kinds(question, kinds):
     assert answer_kinds(question) == kinds
+
+
+def test_a_draft_is_remembered_only_once_committed(bundled_kb):
+    memory = CallMemory()
+    reply = bundled_kb.draft(memory, "Where is your office?")
+    assert memory.query("And is there parking?").context == ""
+    bundled_kb.commit(memory, reply)
+    assert memory.query("And is there parking?").context != ""
