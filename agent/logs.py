@@ -20,9 +20,16 @@ def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields
     logger.log(level, name, extra={_FIELDS: fields})
 
 
+def clip(text: str, limit: int) -> str:
+    """Untrusted text cut to `limit` characters, marked when cut (the formatter escapes the rest)."""
+    text = text.strip()
+    return text if len(text) <= limit else f"{text[:limit]}…(+{len(text) - limit})"
+
+
 def _logfmt_value(value: object) -> str:
     text = str(value)
-    if text == "" or any(c in text for c in ' ="\n\t'):
+    # Quote (and so escape) anything that could end the line or the field: controls, quotes, spaces.
+    if text == "" or not text.isprintable() or any(c in text for c in ' ="\\'):
         return json.dumps(text)
     return text
 

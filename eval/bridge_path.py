@@ -20,6 +20,7 @@ import numpy as np
 import pjsua2 as pj
 
 from agent.audio.playout import Playout
+from agent.sip.pjlog import route_pjsip_logs
 from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES, BridgePort, configure_bridge
 
 
@@ -31,6 +32,7 @@ class BridgeResampler:
         self._endpoint.libCreate()
         config = pj.EpConfig()
         configure_bridge(config)  # exactly the agent's bridge
+        self._pjsip_log = route_pjsip_logs(config)
         self._endpoint.libInit(config)
         self._endpoint.libStart()
         self._endpoint.audDevManager().setNullDev()

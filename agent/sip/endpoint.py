@@ -21,8 +21,10 @@ import pjsua2 as pj
 
 from agent.logs import event
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
+from agent.sip.pjlog import route_pjsip_logs
 from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
+from agent.sip.screening import Refusal, screen_invite
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +58,13 @@ class AgentAccount(pj.Account):
         self._endpoint = endpoint
 
     def onIncomingCall(self, prm: pj.OnIncomingCallParam) -> None:  # noqa: N802 - pjsua2 callback name
-        rdata = prm.rdata  # hold the SWIG temporary while reading it
-        self._endpoint.incoming(self, prm.callId, request_uri_host(rdata.wholeMsg))
+        # An exception escaping a pjsua2 callback aborts the process: nothing may leave this method.
+        try:
+            rdata = prm.rdata  # hold the SWIG temporary while reading it
+            self._endpoint.incoming(self, prm.callId, rdata.wholeMsg, rdata.srcAddress)
+        except Exception:
+            log.exception("sip.incoming_failed")
+            self._endpoint.refuse(self, prm.callId, Refusal(500, "internal error"), "")
 
     def onRegState(self, prm: pj.OnRegStateParam) -> None:  # noqa: N802 - pjsua2 callback name
         self._endpoint.registration_result(int(prm.code), str(prm.reason), int(prm.expiration))
@@ -157,6 +164,7 @@ class SipEndpoint:
         config.uaConfig.maxCalls = self.config.max_calls + 4  # room to answer 486 beyond the limit
         config.uaConfig.userAgent = self.config.user_agent
         configure_bridge(config)
+        self._pjsip_log = route_pjsip_logs(config)  # kept alive as long as the library
         endpoint.libInit(config)
         transport = pj.TransportConfig()
         transport.port = self.config.port
@@ -219,29 +227,35 @@ class SipEndpoint:
     def _call_later(self, delay: float, command: Callable[[], None]) -> None:
         heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_order), command))
 
-    def incoming(self, account: AgentAccount, call_id: int, host: str) -> None:
-        """An INVITE arrived: 404 when it is addressed elsewhere, 486 beyond max_calls or when the app
-        declines it, else 180 and 200 and hand the call to the app."""
-        call = SipCall(account, call_id, self)
+    def incoming(self, account: AgentAccount, call_id: int, message: str, source: str) -> None:
+        """An INVITE arrived: 400/488 when pjsip must not act on it (see screening), 404 when it is
+        addressed elsewhere, 486 beyond max_calls or when the app declines it, else 180 and 200 and
+        hand the call to the app."""
+        refusal = screen_invite(message)
+        if refusal is not None:
+            return self.refuse(account, call_id, refusal, source)
+        host = request_uri_host(message)
         if host not in self.config.accepted_hosts:
             # Not ours (a misrouted or hostile INVITE): never set up media toward whoever sent it.
-            event(log, "call.rejected", status=404, host=host)
-            call.reject(404)
-            self._calls[call_id] = call
-            return
+            return self.refuse(account, call_id, Refusal(404, "not this host"), source)
         if len(self._calls) >= self.config.max_calls:
-            event(log, "call.rejected", status=486, active=len(self._calls))
-            call.reject(486)
-            self._calls[call_id] = call  # kept until pjsua2 reports it disconnected
-            return
-        self._calls[call_id] = call
+            return self.refuse(account, call_id, Refusal(486, "max calls"), source)
+        call = self._calls[call_id] = SipCall(account, call_id, self)
         observer = self._new_call(call.make_leg())
         if observer is None:  # the app's own limit (the dialled profile's max_calls)
-            event(log, "call.rejected", status=486, reason="profile busy")
-            call.reject(486)
-            return
+            return self.refuse(account, call_id, Refusal(486, "profile busy"), source, call)
         call.observer = observer
         call.ring_and_answer()
+
+    def refuse(self, account: AgentAccount, call_id: int, refusal: Refusal, source: str,
+               call: SipCall | None = None) -> None:
+        """Answer an INVITE with a final error response; no media is ever set up for it."""
+        event(log, "call.rejected", status=refusal.status, reason=refusal.reason, source=source)
+        if call is None:
+            call = self._calls[call_id] = SipCall(account, call_id, self)  # kept until it is disconnected
+        # Not from inside onIncomingCall: pjsua 2.15 aborts when an INVITE without SDP is refused there
+        # (it frees a cloned rdata it never made).
+        self.call_soon(lambda: call.reject(refusal.status))
 
     def acquire_port(self) -> BridgePort:
         """A conference port for a call: a spare one, or a new one (SIP thread only)."""

@@ -21,6 +21,7 @@ import pjsua2 as pj
 from agent.audio.playout import Playout
 from agent.logs import event
 from agent.sip.port import FRAME_SAMPLES, BridgePort
+from agent.sip.screening import Refusal, screen_sdp
 
 if TYPE_CHECKING:
     from agent.sip.endpoint import SipEndpoint
@@ -182,6 +183,31 @@ class SipCall(pj.Call):
         audio.startTransmit(self.port)
         self.port.startTransmit(audio)
         self._audio_index = index
+
+    def onCallRxOffer(self, prm: pj.OnCallRxOfferParam) -> None:  # noqa: N802
+        """A re-INVITE or UPDATE with a new offer: screened like the first one (see screening); a refused
+        offer gets 488 and the call keeps its current media."""
+        try:
+            offer = prm.offer
+            refusal = screen_sdp(offer.wholeSdp)
+        except Exception:
+            log.exception("call.offer_check_failed")
+            refusal = Refusal(488, "unreadable offer")
+        if refusal is not None:
+            event(log, "call.offer_refused", call=self.sip_call_id, status=refusal.status, reason=refusal.reason)
+            prm.statusCode = refusal.status
+
+    def onCallTxOffer(self, prm: pj.OnCallTxOfferParam) -> None:  # noqa: N802
+        """A re-INVITE without an offer: ours would be answered in the ACK, which pjsip turns into media
+        before anything can screen it. So offer no audio at all (nothing in the answer becomes a socket
+        address) and end the call."""
+        try:
+            event(log, "call.offer_refused", call=self.sip_call_id, status=200, reason="re-INVITE without offer")
+            opt = prm.opt
+            opt.audioCount = 0
+            self._endpoint.call_soon(self.hang_up_now)
+        except Exception:
+            log.exception("call.offer_check_failed")
 
     def onDtmfDigit(self, prm: pj.OnDtmfDigitParam) -> None:  # noqa: N802
         if self.observer is not None:

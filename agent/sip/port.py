@@ -36,13 +36,11 @@ FrameSink = Callable[[np.ndarray, float], None]
 
 def configure_bridge(config: pj.EpConfig) -> None:
     """The conference bridge every call's audio crosses: BRIDGE_RATE, no silence suppression, no echo
-    canceller (the echo gate does that job), quiet pjsip logs. Shared with eval.bridge_path."""
+    canceller (the echo gate does that job). Shared with eval.bridge_path."""
     config.medConfig.clockRate = BRIDGE_RATE
     config.medConfig.sndClockRate = BRIDGE_RATE
     config.medConfig.noVad = True
     config.medConfig.ecTailLen = 0
-    config.logConfig.level = 1
-    config.logConfig.consoleLevel = 1
 
 
 class BridgePort(pj.AudioMediaPort):
