@@ -161,7 +161,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         del state.not_ready["kb"]
         voices = {name: Voice(synthesizer, BRIDGE_RATE) for name, synthesizer in synthesizers.items()}
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store),
-                      on_registration=metrics.registration)
+                      on_registration=metrics.registration, on_refused=metrics.refusal)
         state.registration = lambda: agent.registration
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening

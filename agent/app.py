@@ -22,9 +22,11 @@ from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.models.load import Models
 from agent.settings import Settings
+from agent.sip.admission import AdmissionConfig, flood_limits, parse_networks
 from agent.sip.endpoint import SipConfig, SipEndpoint
 from agent.sip.leg import CallLeg, CallObserver
 from agent.sip.registration import RegistrationConfig, RegistrationStatus
+from agent.sip.screening import Refusal
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +36,12 @@ class Agent:
 
     def __init__(self, settings: Settings, models: Models, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase],
                  voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter,
-                 on_registration: Callable[[RegistrationStatus], None] | None = None) -> None:
+                 on_registration: Callable[[RegistrationStatus], None] | None = None,
+                 on_refused: Callable[[Refusal], None] | None = None) -> None:
         """`knowledge` is keyed by profile name, `voices` by the profiles' voice names."""
         self.settings, self.models, self.dialplan, self.workers = settings, models, dialplan, workers
         self.knowledge, self.voices, self.reporter = knowledge, voices, reporter
-        self._on_registration = on_registration
+        self._on_registration, self._on_refused = on_registration, on_refused
         self.sessions: dict[str, CallSession] = {}
         self.finished: list[CallRecord] = []
         self._tasks: set[asyncio.Task] = set()
@@ -69,9 +72,12 @@ class Agent:
         registration = RegistrationConfig(s.sip_registrar, s.sip_username, s.sip_password, s.sip_auth_realm,
                                           s.sip_register_expires_s, s.sip_register_retry_max_s) \
             if s.sip_registrar else None
+        flood_rate, flood_burst = flood_limits(s.max_calls)
+        admission = AdmissionConfig(parse_networks(s.sip_trusted_peers), s.sip_calls_per_source, s.sip_invite_rate,
+                                    s.sip_invite_burst, float(s.sip_block_s), flood_rate, flood_burst)
         config = SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls, domains,
-                           registration=registration)
-        self._endpoint = SipEndpoint(config, self._new_call, self._on_registration)
+                           registration=registration, admission=admission)
+        self._endpoint = SipEndpoint(config, self._new_call, self._on_registration, self._on_refused)
         await asyncio.to_thread(self._endpoint.start)
         # Call objects may be released on this thread: pjsua2 must know it.
         pj.Endpoint.instance().libRegisterThread("asyncio")

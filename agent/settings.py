@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from agent.sip.admission import parse_networks
+
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -32,6 +34,15 @@ class Settings:
     sip_host: str = setting("127.0.0.1", "IP address the SIP user agent and its RTP ports bind to.", ip=True)
     sip_port: int = setting(5060, "SIP port, UDP and TCP.", low=1, high=65535)
     sip_domains: str = setting("", "Comma-separated Request-URI hosts answered besides SIP_HOST (a proxy's domain).")
+    sip_trusted_peers: str = setting("127.0.0.1", "Comma-separated addresses or networks of the PBX or proxy in "
+                                     "front of the agent: exempt from the per-source limits below.")
+    sip_calls_per_source: int = setting(2, "Concurrent calls one untrusted address may hold.", low=1, high=16)
+    sip_invite_rate: float = setting(2.0, "INVITEs per second one untrusted address may send; beyond it (after a "
+                                     "burst of SIP_INVITE_BURST) the address is cut off for SIP_BLOCK_S.",
+                                     low=0.1, high=100)
+    sip_invite_burst: int = setting(5, "INVITEs one untrusted address may send at once.", low=1, high=20)
+    sip_block_s: int = setting(60, "How long an address that floods is dropped by the kernel filter.", low=1,
+                               high=86400)
     rtp_port_min: int = setting(40000, "First port of the RTP range.", low=1024, high=65535)
     rtp_port_max: int = setting(40999, "Last port of the RTP range (two ports per call).", low=1024, high=65535)
     http_host: str = setting("127.0.0.1", "IP address of the side app (metrics, health, admin).", ip=True)
@@ -99,7 +110,8 @@ class Settings:
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
 
     # --- calls
-    max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here.", low=1, high=256)
+    max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here. At most 16: pjsip's media "
+                             "ioqueue holds 64 sockets, two per call and two per INVITE being refused.", low=1, high=16)
     max_call_s: int = setting(900, "Say goodbye and hang up calls longer than this.", low=10, high=86400)
     inactivity_s: int = setting(20, "Caller silent this long: ask if they are still there; again: hang up.",
                                 low=3, high=3600)
@@ -186,6 +198,10 @@ def _check_together(s: Settings) -> None:
     if s.sip_registrar and not s.sip_registrar.strip().lower().startswith(("sip:", "sips:")):
         raise SettingsError(f"AGENT_SIP_REGISTRAR: got {s.sip_registrar!r}, expected a SIP URI such as "
                             "sip:pbx.example.com")
+    try:
+        parse_networks(s.sip_trusted_peers)
+    except ValueError as exc:
+        raise SettingsError(f"AGENT_SIP_TRUSTED_PEERS: {exc}") from None
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
 

@@ -2,7 +2,8 @@
 
     python -m eval.caller --target sip:agent@127.0.0.1:5060 --port 5072 --question q.wav --out DIR
         [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
-        [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' --dtmf-at 12] [--hold-at 5 --unhold-at 9]
+        [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
+        [--hold-at 5 --unhold-at 9]
         [--duration 20]
 
 Runs in its own process (pjsua2 allows one Endpoint per process). Everything is
@@ -26,7 +27,7 @@ import pjsua2 as pj
 import soxr
 
 from eval.conversation import Conversation, Step
-from eval.wire import voiced_ticks
+from eval.wire import answer_over, voiced_ticks
 
 RATE = 16000
 TICK = 320  # samples per 20 ms
@@ -128,6 +129,17 @@ def _load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
     return [(load_wav(Path(step["audio"])), step.get("barge_in_at_ms")) for step in steps]
 
 
+def _dtmf_due(args: argparse.Namespace, elapsed: float, port: CallerPort, timeline: dict) -> bool:
+    """At --dtmf-at seconds, or with --dtmf-after-answer once the answer to the question is over."""
+    if not args.dtmf_after_answer:
+        return elapsed >= args.dtmf_at
+    if "question_end_tick" not in timeline:
+        return False
+    with port.lock:
+        since = port.received[timeline["question_end_tick"]:]
+    return answer_over(voiced_ticks(since), len(since), args.quiet_ms)
+
+
 def run(args: argparse.Namespace) -> dict:
     endpoint = pj.Endpoint()
     endpoint.libCreate()
@@ -199,7 +211,7 @@ def run(args: argparse.Namespace) -> dict:
             if answer_seen_after is not None and port.tick >= answer_seen_after + args.barge_in_ms // 20:
                 timeline["second_tick"] = port.play(second)
                 timeline["second_end_tick"] = timeline["second_tick"] + len(second) // TICK
-        if args.dtmf and "dtmf_tick" not in timeline and elapsed >= args.dtmf_at:
+        if args.dtmf and "dtmf_tick" not in timeline and _dtmf_due(args, elapsed, port, timeline):
             call.dialDtmf(args.dtmf)
             timeline["dtmf_tick"] = port.tick
         if args.hold_at is not None and "hold_tick" not in timeline and elapsed >= args.hold_at:
@@ -246,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tcp", action="store_true")
     parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")
     parser.add_argument("--script", type=Path, help="JSON list of questions to ask in turn (see eval.conversation)")
-    parser.add_argument("--quiet-ms", type=int, default=1000, help="with --script: agent silence that ends an answer")
+    parser.add_argument("--quiet-ms", type=int, default=1000,
+                        help="with --script or --dtmf-after-answer: agent silence that ends an answer")
     parser.add_argument("--question", type=Path)
     parser.add_argument("--question-at", type=float, default=3.0)
     parser.add_argument("--second", type=Path)
@@ -257,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--echo-delay-ms", type=int, default=80)
     parser.add_argument("--dtmf")
     parser.add_argument("--dtmf-at", type=float, default=10.0)
+    parser.add_argument("--dtmf-after-answer", action="store_true",
+                        help="send --dtmf once the answer to --question is over (--quiet-ms of silence)")
     parser.add_argument("--hold-at", type=float)
     parser.add_argument("--unhold-at", type=float)
     parser.add_argument("--duration", type=float, default=20.0)

@@ -1,14 +1,20 @@
 """A SIP fuzzer of our own: mutated INVITEs against a running agent, an OPTIONS probe after each.
 
-    python -m eval.sip_fuzz --target 127.0.0.1:5060 --cases 5000 [--seed 1] [--tcp-every 5]
+    python -m eval.sip_fuzz --target 127.0.0.1:5060 --cases 5000 [--seed 1] [--tcp-every 20] [--rate 20]
 
 Each case takes a valid INVITE (PCMU offer) and damages its SDP or its headers
 the ways a hostile or broken peer would: overlong and malformed addresses,
 ports, format lists and attributes, repeated and missing lines, odd encodings
 and line endings, wrong lengths. Every case is then followed by an OPTIONS
-probe, which must be answered. A case the agent answers 200 is ACKed and hung
-up at once. Cases are a pure function of (seed, number), so a failure can be
-replayed with `--only N`.
+probe (over UDP), which must be answered. A case the agent answers 200 is
+ACKed and hung up at once. Cases are a pure function of (seed, number), so a
+failure can be replayed with `--only N`.
+
+Run it from a trusted peer's address (the agent's SIP_TRUSTED_PEERS), or the
+agent's flood protection cuts the fuzzer off after a few cases; `--rate`
+keeps it under the agent's flood limit (see agent.sip.admission). Each TCP
+case holds one of pjsip's 64 transport slots until its transaction times out
+(about 32 s), so keep TCP cases under two a second.
 """
 
 from __future__ import annotations
@@ -242,13 +248,15 @@ def hang_up(peer: Peer, case: Case, response: str, host: str, port: int) -> None
 
 
 def run(host: str, port: int, cases: int, seed: int, local: int, media_port: int, tcp_every: int,
-        only: int | None = None, alive: Callable[[], bool] = lambda: True) -> dict:
-    """Send the cases; returns counts per kind and response, and the first case after which the agent stopped
-    answering (None when it answered every probe)."""
+        only: int | None = None, alive: Callable[[], bool] = lambda: True, rate: float = 20.0) -> dict:
+    """Send the cases, at most `rate` a second; returns counts per kind and response, and the first case after
+    which the agent stopped answering (None when it answered every probe)."""
     statuses: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     numbers = [only] if only is not None else range(cases)
-    for number in numbers:
+    started = time.monotonic()
+    for n, number in enumerate(numbers):
+        time.sleep(max(0.0, started + n / rate - time.monotonic()))
         transport = "TCP" if tcp_every and number % tcp_every == tcp_every - 1 else "UDP"
         peer = Peer((host, port), local, transport)
         case = make_case(seed, number, f"{host}:{port}", local, media_port, transport)
@@ -258,7 +266,7 @@ def run(host: str, port: int, cases: int, seed: int, local: int, media_port: int
         statuses[status] += 1
         if status == "200":
             hang_up(peer, case, finals[0], host, port)
-        if not alive() or options(Peer((host, port), local + 1, transport), host, port) != "200 OK":
+        if not alive() or options(Peer((host, port), local + 1, "UDP"), host, port) != "200 OK":
             return {"cases": number + 1, "statuses": dict(statuses), "kinds": dict(kinds), "failed_at": number,
                     "failed_kind": case.kind, "failed_payload": case.payload[:4000].decode(errors="replace")}
     return {"cases": len(numbers), "statuses": dict(statuses), "kinds": dict(kinds), "failed_at": None}
@@ -272,10 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", type=int, help="replay this one case number")
     parser.add_argument("--local-port", type=int, default=5090)
     parser.add_argument("--media-port", type=int, default=30000)
-    parser.add_argument("--tcp-every", type=int, default=5, help="every Nth case over TCP (0: UDP only)")
+    parser.add_argument("--tcp-every", type=int, default=20, help="every Nth case over TCP (0: UDP only)")
+    parser.add_argument("--rate", type=float, default=20.0, help="cases per second at most")
     args = parser.parse_args(argv)
     host, _, port = args.target.rpartition(":")
-    result = run(host, int(port), args.cases, args.seed, args.local_port, args.media_port, args.tcp_every, args.only)
+    result = run(host, int(port), args.cases, args.seed, args.local_port, args.media_port, args.tcp_every, args.only,
+                 rate=args.rate)
     print(json.dumps(result, indent=2))
     return 0 if result["failed_at"] is None else 1
 

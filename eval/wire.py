@@ -21,6 +21,12 @@ def voiced_ticks(frames: list[np.ndarray], threshold: float = VOICED_RMS, first_
     return [first_tick + i for i, f in enumerate(frames) if np.sqrt(np.mean(f.astype(np.float64) ** 2)) > threshold]
 
 
+def answer_over(voiced: list[int], ticks: int, quiet_ms: int) -> bool:
+    """Whether an answer has come and gone: some of `ticks` received ticks were voiced (`voiced`, tick
+    numbers counted from 1) and the last `quiet_ms` of them were not."""
+    return bool(voiced) and (ticks - voiced[-1]) * TICK_MS >= quiet_ms
+
+
 def speech_bounds(probabilities: list[float], threshold: float = 0.5) -> tuple[int, int] | None:
     """First and last VAD window at or above threshold, or None when there is no speech."""
     voiced = [i for i, p in enumerate(probabilities) if p >= threshold]

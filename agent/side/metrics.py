@@ -34,6 +34,8 @@ class Metrics:
         self.registered = Gauge("agent_sip_registered", "1 while registered to the configured registrar.",
                                 registry=r)
         self.registrations = Counter("agent_sip_registrations", "REGISTER outcomes.", ["outcome"], registry=r)
+        self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
+                               ["status", "reason"], registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
         self._window_s = window_s
@@ -53,6 +55,10 @@ class Metrics:
         """A registration outcome (a RegistrationStatus), from the SIP thread."""
         self.registered.set(1 if status.registered else 0)
         self.registrations.labels("ok" if status.registered else "failed").inc()
+
+    def refusal(self, refusal) -> None:
+        """An INVITE refused (a screening.Refusal), from the SIP thread."""
+        self.refused.labels(str(refusal.status), refusal.reason).inc()
 
     def summary(self, now: float | None = None) -> dict[str, dict[str, float | int]]:
         """p50/p90/p95/p99 (milliseconds) and count per stage over the sliding window."""

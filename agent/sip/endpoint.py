@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import pjsua2 as pj
 
 from agent.logs import event
+from agent.sip.admission import Admission, AdmissionConfig, SocketBudget, request_cost, rtp_ports_needed
+from agent.sip.firewall import SipFirewall
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
-from agent.sip.pjlog import route_pjsip_logs
+from agent.sip.pjlog import IncomingRequest, route_pjsip_logs
 from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal, screen_invite
@@ -44,10 +46,18 @@ class SipConfig:
     user_agent: str = "offline-phone-agent"
     registration: RegistrationConfig | None = None
     """REGISTER to this registrar (PBX or trunk); None: take direct calls only."""
+    admission: AdmissionConfig = AdmissionConfig()
+    """Per-source INVITE rates and call counts, and the flood brake (see admission)."""
 
     @property
     def accepted_hosts(self) -> frozenset[str]:
         return frozenset({self.host, "localhost", *(d.lower() for d in self.domains)})
+
+
+def source_address(source: str) -> str:
+    """The IP address of pjsip's 'host:port' source ('[::1]:5060' -> '::1')."""
+    host = source.rsplit(":", 1)[0] if source.count(":") == 1 or source.startswith("[") else source
+    return host.strip("[]")
 
 
 class AgentAccount(pj.Account):
@@ -74,11 +84,15 @@ class SipEndpoint:
     """Owns pjsua2 for the process; `start()` returns once SIP is listening."""
 
     def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver | None],
-                 on_registration: Callable[[RegistrationStatus], None] | None = None) -> None:
+                 on_registration: Callable[[RegistrationStatus], None] | None = None,
+                 on_refused: Callable[[Refusal], None] | None = None) -> None:
         self.config = config
         self._new_call = new_call
-        self._on_registration = on_registration
+        self._on_registration, self._on_refused = on_registration, on_refused
         self.registration = Registration(config.registration) if config.registration else None
+        self.admission = Admission(config.admission)
+        self.sockets = SocketBudget(config.max_calls)
+        self.firewall = SipFirewall(config.host, config.port)
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -125,10 +139,15 @@ class SipEndpoint:
         self.listening = True
         self._started.set()
         event(log, "sip.listening", host=self.config.host, port=self.config.port, transports="udp,tcp")
+        self.firewall.attach()
+        next_filter_check = 0.0
         try:
             while not self._stopping.is_set():
                 self._endpoint.libHandleEvents(10)
                 self._drain()
+                if (now := time.monotonic()) >= next_filter_check:  # blocks and floods expire
+                    self._update_filter(now)
+                    next_filter_check = now + 1.0
         finally:
             self.listening = False
             self._shutdown()
@@ -164,7 +183,7 @@ class SipEndpoint:
         config.uaConfig.maxCalls = self.config.max_calls + 4  # room to answer 486 beyond the limit
         config.uaConfig.userAgent = self.config.user_agent
         configure_bridge(config)
-        self._pjsip_log = route_pjsip_logs(config)  # kept alive as long as the library
+        self._pjsip_log = route_pjsip_logs(config, self._request_seen)  # kept alive as long as the library
         endpoint.libInit(config)
         transport = pj.TransportConfig()
         transport.port = self.config.port
@@ -183,7 +202,8 @@ class SipEndpoint:
             self._configure_registration(account_config, self.config.registration)
         media = account_config.mediaConfig.transportConfig
         media.port = self.config.rtp_port_min
-        media.portRange = self.config.rtp_port_max - self.config.rtp_port_min
+        media.portRange = min(self.config.rtp_port_max - self.config.rtp_port_min,
+                              rtp_ports_needed(self.config.max_calls))
         media.boundAddress = self.config.host
         media.publicAddress = self.config.host
         self._account = AgentAccount(self)
@@ -228,10 +248,11 @@ class SipEndpoint:
         heapq.heappush(self._timers, (time.monotonic() + delay, next(self._timer_order), command))
 
     def incoming(self, account: AgentAccount, call_id: int, message: str, source: str) -> None:
-        """An INVITE arrived: 400/488 when pjsip must not act on it (see screening), 404 when it is
-        addressed elsewhere, 486 beyond max_calls or when the app declines it, else 180 and 200 and
-        hand the call to the app."""
-        refusal = screen_invite(message)
+        """An INVITE arrived: 503/486 when its source is over its limits (see admission), 400/488 when
+        pjsip must not act on it (see screening), 404 when it is addressed elsewhere, 486 beyond max_calls
+        or when the app declines it, else 180 and 200 and hand the call to the app."""
+        address = source_address(source)
+        refusal = self.admission.check(address, time.monotonic()) or screen_invite(message)
         if refusal is not None:
             return self.refuse(account, call_id, refusal, source)
         host = request_uri_host(message)
@@ -244,18 +265,40 @@ class SipEndpoint:
         observer = self._new_call(call.make_leg())
         if observer is None:  # the app's own limit (the dialled profile's max_calls)
             return self.refuse(account, call_id, Refusal(486, "profile busy"), source, call)
-        call.observer = observer
+        call.observer, call.source = observer, address
+        self.admission.started(address)
         call.ring_and_answer()
+
+    def _request_seen(self, request: IncomingRequest) -> None:
+        """Every request received, before pjsua acts on it (SIP thread): charge its source, and cut it off
+        in the kernel when it is over its rate."""
+        now, cost = time.monotonic(), request_cost(request.method, request.in_dialog, request.message)
+        self.admission.charge(request.source, now, cost)
+        self._update_filter(now)
+        if cost >= 1:  # an INVITE: pjsua is about to open RTP sockets for it
+            wait = self.sockets.wait_for(now, cost)
+            if wait > 0:
+                event(log, "sip.throttled", logging.WARNING, source=request.source, wait_ms=round(wait * 1000))
+                time.sleep(wait)
+            self.sockets.opened(time.monotonic(), cost)
+
+    def _update_filter(self, now: float) -> None:
+        purged = self.firewall.apply(self.admission.filter_state(now))
+        if purged:
+            event(log, "sip.purged", datagrams=purged)
 
     def refuse(self, account: AgentAccount, call_id: int, refusal: Refusal, source: str,
                call: SipCall | None = None) -> None:
         """Answer an INVITE with a final error response; no media is ever set up for it."""
         event(log, "call.rejected", status=refusal.status, reason=refusal.reason, source=source)
+        if self._on_refused is not None:
+            self._on_refused(refusal)
         if call is None:
             call = self._calls[call_id] = SipCall(account, call_id, self)  # kept until it is disconnected
         # Not from inside onIncomingCall: pjsua 2.15 aborts when an INVITE without SDP is refused there
         # (it frees a cloned rdata it never made).
         self.call_soon(lambda: call.reject(refusal.status))
+        self.firewall.purge()  # the rest of a flood already queued, from a source just cut off
 
     def acquire_port(self) -> BridgePort:
         """A conference port for a call: a spare one, or a new one (SIP thread only)."""
@@ -277,6 +320,10 @@ class SipEndpoint:
     def forget(self, call_id: int, call: SipCall) -> None:
         """Drop a disconnected call (deferred: never inside its own callback). The call and its
         conference port are released here, on the SIP thread."""
+        if call.source:
+            self.admission.ended(call.source)
+            call.source = ""
+
         def drop() -> None:
             if self._calls.get(call_id) is call:  # not a newer call that took the same id
                 del self._calls[call_id]

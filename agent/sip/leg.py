@@ -104,6 +104,8 @@ class SipCall(pj.Call):
         self._audio_index = -1
         self._ended = False
         self.sip_call_id = ""
+        self.source = ""
+        """The caller's IP address once the call is admitted (counted per source until it ends)."""
 
     def make_leg(self) -> CallLeg:
         info = self.getInfo()

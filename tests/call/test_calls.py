@@ -41,8 +41,9 @@ def test_the_agents_own_echo_does_not_barge_in(agent, models, questions, tmp_pat
 
 
 def test_dtmf_star_repeats_the_last_answer(agent, models, questions, tmp_path):
+    # The star is pressed once the first answer is over (1.5 s of silence), never at a fixed time.
     timeline = place_call(agent, tmp_path, "--question", str(questions["office"]), "--question-at", "3",
-                          "--dtmf", "*", "--dtmf-at", "10", duration=16)
+                          "--dtmf", "*", "--dtmf-after-answer", "--quiet-ms", "1500", duration=26)
     first = heard(models, timeline, timeline["question_end_tick"], timeline["dtmf_tick"])
     repeat = heard(models, timeline, timeline["dtmf_tick"])
     assert "fire station" in first and "fire station" in repeat, (first, repeat)

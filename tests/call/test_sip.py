@@ -100,6 +100,6 @@ def test_a_reused_pjsua_call_id_does_not_reach_the_newer_call():
     newer = SimpleNamespace(sip_call_id="second@host")
     endpoint._calls[3] = newer  # the id the first call had
     assert endpoint.find(3, "first@host") is None and endpoint.find(3, "second@host") is newer
-    endpoint.forget(3, SimpleNamespace(sip_call_id="first@host"))  # the first call's late cleanup
+    endpoint.forget(3, SimpleNamespace(sip_call_id="first@host", source=""))  # the first call's late cleanup
     endpoint._drain()
     assert endpoint.find(3, "second@host") is newer

@@ -1,6 +1,8 @@
 """The container and the bundled Asterisk, checked without Docker or Asterisk (neither exists on these
 machines): the files parse, and agree with each other and with the agent's own settings."""
 
+import configparser
+import ipaddress
 import os
 import re
 import subprocess
@@ -11,6 +13,7 @@ import yaml
 
 from agent.dialplan import load_dialplan
 from agent.settings import load
+from agent.sip.admission import parse_networks
 from agent.sip.endpoint import CODEC_PRIORITIES
 from tests.conftest import REPO
 from tests.deploy.asterisk_conf import parse_asterisk
@@ -84,6 +87,23 @@ def test_asterisk_sends_calls_to_the_agents_address_and_port(pjsip, agent_env):
     contact = pjsip.named("agent", "aor").get("contact")
     assert contact == f"sip:agent@{agent_env['AGENT_SIP_HOST']}:{agent_env['AGENT_SIP_PORT']}"
     assert pjsip.named("agent", "identify").get("match") == agent_env["AGENT_SIP_HOST"]
+
+
+def test_asterisk_is_the_agents_trusted_peer_so_its_calls_are_not_limited_per_source(compose, agent_env):
+    trusted = parse_networks(load(agent_env).sip_trusted_peers)
+    asterisk = compose["services"]["asterisk"]["networks"]["voice"]["ipv4_address"]
+    assert any(ipaddress.ip_address(asterisk) in network for network in trusted)
+
+
+def test_a_dead_agent_is_restarted_by_compose_and_by_the_systemd_unit(compose):
+    assert compose["services"]["agent"]["restart"] in ("always", "unless-stopped")
+    unit = configparser.ConfigParser(strict=True, interpolation=None)
+    unit.optionxform = str  # systemd keys are case-sensitive
+    unit.read_string((REPO / "dialplans" / "systemd" / "phone-agent.service").read_text())
+    service = unit["Service"]
+    assert service["Restart"] == "always" and float(service["RestartSec"]) <= 5
+    assert service["ExecStart"].endswith("python -m agent run") and service["KillSignal"] == "SIGTERM"
+    assert unit["Install"]["WantedBy"] == "multi-user.target"
 
 
 def test_every_asterisk_endpoint_offers_only_codecs_the_agent_accepts(pjsip):

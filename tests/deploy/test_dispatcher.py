@@ -52,6 +52,24 @@ def test_calls_through_kamailio_reach_both_agents(cluster):
     assert len(ended) == 20
 
 
+def test_kamailio_drops_a_flooding_source_and_calls_from_others_go_on(cluster):
+    """pike cuts off one source sending hundreds of INVITEs a second; the agents barely see it."""
+    kamailio, agents, tmp = cluster
+    before = sum(len(a.events("call.started")) + len(a.events("call.rejected")) for a in agents)
+    port, media = next_ports()
+    flood = subprocess.run(["sipp", "-sn", "uac", "-i", "127.0.0.6", "-mi", "127.0.0.6", "-ci", "127.0.0.6",
+                            "-cp", str(port + 2), "-p", str(port), "-mp", str(media), "-r", "300", "-m", "900",
+                            "-timeout", "6s", "-nostdin", f"127.0.0.1:{kamailio.port}"],
+                           cwd=tmp, capture_output=True, text=True, timeout=60)
+    assert flood.returncode != 0  # most of its calls got nowhere
+    assert "pike: dropping INVITE from 127.0.0.6" in kamailio.log()
+    reached = sum(len(a.events("call.started")) + len(a.events("call.rejected")) for a in agents) - before
+    assert reached < 100, reached  # of 900
+    result = sipp_calls(kamailio, 4, tmp)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert all(a.process.poll() is None for a in agents)
+
+
 def test_a_stopped_agent_is_taken_out_and_every_new_call_goes_to_the_other(cluster):
     kamailio, (first, second), tmp = cluster
     second.stop()

@@ -1,6 +1,13 @@
 import numpy as np
 
-from eval.wire import barge_in_reaction_ms, response_latency_ms, speech_bounds, speech_segments, voiced_ticks
+from eval.wire import (
+    answer_over,
+    barge_in_reaction_ms,
+    response_latency_ms,
+    speech_bounds,
+    speech_segments,
+    voiced_ticks,
+)
 
 
 def test_voiced_ticks_by_rms():
@@ -59,3 +66,9 @@ def test_speech_segments_merge_short_pauses_and_drop_blips():
     p[33] = 0.9  # one 32 ms window: a blip
     p[55:62] = [0.9] * 7
     assert speech_segments(p, 32, merge_gap_ms=200, min_speech_ms=100) == [(32, 480), (1760, 1984)]
+
+
+def test_an_answer_is_over_after_it_was_heard_and_then_quiet_long_enough():
+    assert not answer_over([], 200, 1000)  # nothing heard yet
+    assert not answer_over([10, 11, 60], 100, 1000)  # 40 quiet ticks: 800 ms
+    assert answer_over([10, 11, 60], 110, 1000)  # 50 quiet ticks: 1 s
