@@ -1,10 +1,12 @@
 """Speech recognition on real human telephone speech: the Asterisk core prompts (8 kHz).
 
-    python -m eval.asr [--models tiny.en,base] [--limit N] [--kb kb] [--path bridge|soxr] [--json OUT]
+    python -m eval.asr [--models tiny.en,base] [--windows short,full] [--limit N] [--kb kb]
+        [--path bridge|soxr] [--json OUT] [--markdown TABLE.md]
 
-WER and CER after number/spelling normalisation, median decode time and real-time factor, with
-and without the KB vocabulary hint. The prompts come from Debian's asterisk-core-sounds-en-wav
-(transcripts in asterisk-core-sounds-en); when they are not installed they are fetched with
+A model × encoder-window table: WER and CER after number/spelling normalisation, with and without the
+KB vocabulary hint; decode p50/p95 overall and by utterance length; real-time factor; CPU-seconds per
+utterance; how often the short window fell back to the full one. The prompts come from Debian's
+asterisk-core-sounds-en-wav (transcripts in asterisk-core-sounds-en); when they are not installed they are fetched with
 `apt-get download` and unpacked under var/eval/asterisk. Audio reaches 16 kHz the way a live G.711
 call's does: through pjsip's conference bridge into the agent's 16 kHz port (`--path bridge`, the
 default; real time, about 15 minutes for 150 prompts, cached under var/eval/asterisk-bridge), or with
@@ -17,6 +19,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -100,45 +103,85 @@ def through_bridge(paths: dict[str, Path], cache: Path) -> dict[str, np.ndarray]
     return out
 
 
+LENGTHS = ((0, 2), (2, 4), (4, 6), (6, 30))
+"""Utterance-length buckets (seconds) for decode percentiles: the encoder window follows the length."""
+
+
 def evaluate(transcriber, items: list[tuple[str, str, np.ndarray]], hint: str) -> dict:
-    refs, hyps, decode, rtf = [], [], [], []
+    """WER/CER, decode percentiles overall and by utterance length, median RTF, CPU-seconds per utterance
+    (every thread of this process), and how often the short window fell back to the full one."""
+    refs, hyps, decode, cpu, lengths, fallbacks = [], [], [], [], [], 0
     for _, reference, audio in items:
-        started = time.perf_counter()
-        text = transcriber.transcribe(audio, hint or None).text
-        seconds = time.perf_counter() - started
+        started, cpu_started = time.perf_counter(), time.process_time()
+        transcript = transcriber.transcribe(audio, hint or None)
+        decode.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+        lengths.append(len(audio) / 16000)
+        fallbacks += bool(transcript.fallback)
         refs.append(reference)
-        hyps.append(text)
-        decode.append(seconds)
-        rtf.append(seconds / (len(audio) / 16000))
+        hyps.append(transcript.text)
     words = sum(len(normalize(r).split()) for r in refs)
     wer = sum(word_error_rate(r, h) * len(normalize(r).split()) for r, h in zip(refs, hyps, strict=True)) / words
     chars = sum(len(normalize(r)) for r in refs)
     cer = sum(char_error_rate(r, h) * len(normalize(r)) for r, h in zip(refs, hyps, strict=True)) / chars
+    by_length = {}
+    for low, high in LENGTHS:
+        times = [t for t, s in zip(decode, lengths, strict=True) if low <= s < high]
+        if times:
+            by_length[f"{low}-{high}s"] = {"n": len(times), "p50_ms": _ms(np.percentile(times, 50)),
+                                           "p95_ms": _ms(np.percentile(times, 95))}
     return {"n": len(items), "wer": round(wer, 4), "cer": round(cer, 4),
-            "median_decode_ms": round(statistics.median(decode) * 1000, 1),
-            "median_rtf": round(statistics.median(rtf), 3)}
+            "p50_decode_ms": _ms(np.percentile(decode, 50)), "p95_decode_ms": _ms(np.percentile(decode, 95)),
+            "median_rtf": round(statistics.median(t / s for t, s in zip(decode, lengths, strict=True)), 3),
+            "cpu_s_per_utterance": round(statistics.mean(cpu), 3), "fallbacks": fallbacks,
+            "by_length": by_length}
+
+
+def _ms(seconds: float) -> float:
+    return round(float(seconds) * 1000, 1)
+
+
+def markdown_table(results: dict) -> str:
+    """model × window rows: WER plain / with the KB hint, decode p50/p95, by-length p50/p95, RTF, CPU-s."""
+    lines = ["| model | window | WER | WER, KB hint | decode p50 / p95 ms | p50 / p95 by length (s) | RTF | "
+             "CPU-s | fallbacks |", "|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    for (model, window), row in results.items():
+        plain, hinted = row["plain"], row["kb_hint"]
+        lengths = ", ".join(f"{k}: {v['p50_ms']:.0f}/{v['p95_ms']:.0f}" for k, v in plain["by_length"].items())
+        lines.append(f"| {model} | {window} | {plain['wer']:.1%} | {hinted['wer']:.1%} | "
+                     f"{plain['p50_decode_ms']:.0f} / {plain['p95_decode_ms']:.0f} | {lengths} | "
+                     f"{plain['median_rtf']:.3f} | {plain['cpu_s_per_utterance']:.2f} | {plain['fallbacks']} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.asr", description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="tiny.en", help="comma-separated: tiny.en, base, or manifest names")
-    parser.add_argument("--limit", type=int, help="first N prompts (sorted by name)")
+    parser.add_argument("--limit", type=int, help="N prompts: the first by name, or a random sample with --seed")
+    parser.add_argument("--seed", type=int, help="draw the --limit prompts at random with this seed")
     parser.add_argument("--kb", type=Path, default=Path("kb"), help="KB whose vocabulary hint is also tried")
     parser.add_argument("--path", choices=("bridge", "soxr"), default="bridge",
                         help="8 → 16 kHz through pjsip's conference bridge (as live calls) or soxr")
+    parser.add_argument("--windows", default="short,full",
+                        help="short: the agent's utterance-sized encoder window; full: Whisper's 30 s; a number: "
+                             "the shortest window in mel frames (100 a second)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--markdown", type=Path, help="write the model × window table here")
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
     from agent.models.manifest import load_manifest
     from agent.models.verify import resolve
-    from agent.speech.asr import Transcriber
+    from agent.speech.asr import FULL_WINDOW, MIN_WINDOW, Transcriber
     from eval.replay import kb_hint
 
     settings = settings_module.parse([], os.environ)
     sounds, texts = locate(settings.data_dir / "eval" / "asterisk")
     transcripts = parse_transcripts(gzip.decompress(texts.read_bytes()).decode("utf-8", "replace"))
-    names = sorted(n for n in transcripts if (sounds / f"{n}.wav").is_file())[:args.limit]
+    names = sorted(n for n in transcripts if (sounds / f"{n}.wav").is_file())
+    if args.seed is not None:
+        random.Random(args.seed).shuffle(names)
+    names = names[:args.limit]
     if args.path == "bridge":
         audio = through_bridge({n: sounds / f"{n}.wav" for n in names}, settings.data_dir / "eval" / "asterisk-bridge")
     else:
@@ -150,13 +193,20 @@ def main(argv: list[str] | None = None) -> int:
     for short in args.models.split(","):
         name = short if short in manifest else f"whisper-{short}"
         model = resolve("asr", name, None, settings.models_path, manifest)
-        transcriber = Transcriber(model, threads=settings.model_threads)
-        results[name] = {"plain": evaluate(transcriber, items, ""), "kb_hint": evaluate(transcriber, items, hint)}
-        for mode, row in results[name].items():
-            print(f"{name:18} {mode:8} n={row['n']:4} WER {row['wer']:.3f} CER {row['cer']:.3f} "
-                  f"median decode {row['median_decode_ms']:.0f} ms RTF {row['median_rtf']:.3f}", flush=True)
+        for window in args.windows.split(","):
+            frames = {"short": MIN_WINDOW, "full": FULL_WINDOW}.get(window) or int(window)
+            transcriber = Transcriber(model, threads=settings.model_threads, min_window=frames)
+            row = results[(name, window)] = {"plain": evaluate(transcriber, items, ""),
+                                             "kb_hint": evaluate(transcriber, items, hint)}
+            for mode, r in row.items():
+                print(f"{name:18} {window:5} {mode:8} n={r['n']:4} WER {r['wer']:.3f} CER {r['cer']:.3f} decode "
+                      f"p50/p95 {r['p50_decode_ms']:.0f}/{r['p95_decode_ms']:.0f} ms RTF {r['median_rtf']:.3f} "
+                      f"CPU {r['cpu_s_per_utterance']:.2f} s fallbacks {r['fallbacks']}", flush=True)
+    print(markdown_table(results))
+    if args.markdown:
+        args.markdown.write_text(markdown_table(results))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps({f"{m}/{w}": row for (m, w), row in results.items()}, indent=2))
     return 0
 
 

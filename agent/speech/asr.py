@@ -1,17 +1,36 @@
-"""Speech recognition: faster-whisper on 16 kHz audio, one utterance at a time."""
+"""Speech recognition: Whisper (CTranslate2) on 16 kHz audio, one utterance at a time, in a window sized
+to the utterance.
+
+faster-whisper pads every utterance to Whisper's 30 s window, so a 2 s question costs the encoder as
+much as a 30 s one. CTranslate2's encoder also takes fewer mel frames. Measured with `eval.asr` on
+150 Asterisk prompts (tiny.en): a 10 s window (longer utterances get theirs plus 1 s) gives the 30 s
+window's WER at a third of its time; shorter windows cost WER (see README). Short windows fail one
+way: the decoder reads the utterance again and again before it ends. So the guards: the decode is
+capped at a length tied to the audio's duration, a transcript that is one phrase repeated keeps the
+phrase once, and when the cap is hit or the text still compresses like a loop, the utterance is
+decoded again the faster-whisper way, in the full window (with its temperature fallback).
+"""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 
 import numpy as np
 from faster_whisper import WhisperModel
+from faster_whisper.tokenizer import Tokenizer
 
 from agent.models.verify import ResolvedModel
 
 SAMPLE_RATE = 16000
+FRAMES_PER_S = 100  # Whisper's mel hop is 10 ms
+FULL_WINDOW = 3000
+MIN_WINDOW = 1000
+MARGIN = 100
+MAX_COMPRESSION = 2.4  # faster-whisper's own threshold for a looping decode
 
 
 @dataclass(frozen=True)
@@ -25,26 +44,71 @@ class Transcript:
     audio_s: float
     """Length of the audio that was transcribed."""
     no_speech_prob: float
-    """Highest no-speech probability over segments (high means probably not speech)."""
+    """Whisper's probability that there was no speech (high means probably not speech)."""
     queue_s: float = 0.0
     """Time spent waiting for the model (another call was using it)."""
     decode_s: float = 0.0
     """Time spent decoding."""
+    avg_logprob: float = 0.0
+    """Mean log probability of the decoded tokens: Whisper's own confidence (near 0 is sure)."""
+    compression_ratio: float = 1.0
+    """zlib ratio of the text; a decode stuck in a loop compresses well (> 2.4)."""
+    window_frames: int = FULL_WINDOW
+    """Mel frames the encoder saw (100 a second)."""
+    fallback: str = ""
+    """Why the full 30 s window was used after the short one ('' when it was not)."""
+
+
+def window_frames(samples: int, minimum: int = MIN_WINDOW) -> int:
+    """Encoder window for an utterance: at least `minimum` frames, else the utterance plus a margin."""
+    needed = -(-samples * FRAMES_PER_S // SAMPLE_RATE) + MARGIN
+    return min(FULL_WINDOW, max(minimum, needed))
+
+
+def token_cap(audio_s: float) -> int:
+    """The most tokens a decode of `audio_s` seconds may produce: English speech runs at about three
+    tokens a second, so twice that plus a dozen only cuts off a loop."""
+    return int(12 + 6 * audio_s)
+
+
+def strip_repeats(text: str) -> tuple[str, bool]:
+    """'Press 1. Press 1. Press' -> ('Press 1.', True): the shortest phrase whose repetition (the last copy
+    possibly cut short) makes up the whole text, compared word by word without case or punctuation."""
+    words = text.split()
+    keys = [re.sub(r"[^\w]", "", w.lower()) for w in words]
+    last = len(keys) - 1
+    for period in range(1, len(keys) // 2 + 1):
+        # The cap may fall inside the last word ("What" of "What's"): it only has to begin like its twin.
+        if all(keys[i] == keys[i + period] or (i + period == last and keys[i].startswith(keys[last]))
+               for i in range(len(keys) - period)):
+            return " ".join(words[:period]), True
+    return text, False
+
+
+def compression_ratio(text: str) -> float:
+    raw = text.encode("utf-8")
+    return len(raw) / len(zlib.compress(raw)) if raw else 1.0
 
 
 class Transcriber:
-    """Wraps one WhisperModel. Call `transcribe` from a worker thread, never the event loop."""
+    """Wraps one Whisper model. Call `transcribe` from a worker thread, never the event loop."""
 
     def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
-                 language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None) -> None:
+                 language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None,
+                 min_window: int = MIN_WINDOW) -> None:
+        """`min_window`: the shortest encoder window in mel frames (FULL_WINDOW: always Whisper's 30 s)."""
         self.model = model
         self._beam_size = beam_size
-        self._language = language
+        self._min_window = min_window
         # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
         # turns out stale (the caller went on talking) or another call's no longer holds up this one.
         self._whisper = WhisperModel(model.location, device="cpu", compute_type=compute_type, cpu_threads=threads,
                                      num_workers=workers, download_root=download_dir,
                                      local_files_only=model.source != "hub")
+        multilingual = self._whisper.model.is_multilingual
+        self._language = language if multilingual else "en"
+        self._tokenizer = Tokenizer(self._whisper.hf_tokenizer, multilingual, task="transcribe",
+                                    language=language if multilingual else None)
         # CTranslate2 would queue excess decodes anyway; the semaphore makes that wait measurable.
         self.lock = threading.BoundedSemaphore(workers)
 
@@ -52,17 +116,68 @@ class Transcriber:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
+        audio = audio.astype(np.float32, copy=False)
         asked = time.perf_counter()
         with self.lock:
             started = time.perf_counter()
-            segments, info = self._whisper.transcribe(
-                audio.astype(np.float32, copy=False), language=self._language if self._whisper.model.is_multilingual
-                else None, beam_size=self._beam_size, initial_prompt=prompt or None, vad_filter=False,
-                condition_on_previous_text=False, without_timestamps=True)
-            # transcribe() is lazy: decoding happens while the generator is consumed,
-            # so it must be consumed here, inside the worker thread.
-            parts = list(segments)
+            frames = window_frames(len(audio), self._min_window)
+            if frames < FULL_WINDOW:
+                transcript = self._decode_window(audio, prompt, frames)
+                reason = self._suspect(transcript, len(audio) / SAMPLE_RATE)
+                if reason:
+                    transcript = self._decode_full(audio, prompt, reason)
+            else:
+                transcript = self._decode_full(audio, prompt, "")
             finished = time.perf_counter()
+        return replace(transcript, queue_s=started - asked, decode_s=finished - started)
+
+    def _decode_window(self, audio: np.ndarray, prompt: str | None, frames: int) -> Transcript:
+        features = self._whisper.feature_extractor(audio)[:, :frames]
+        if features.shape[1] < frames:  # the window's tail, as faster-whisper pads its 30 s one
+            features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
+        encoded = self._whisper.encode(features)
+        tokens = self._prompt_tokens(prompt)
+        audio_s = len(audio) / SAMPLE_RATE
+        result = self._whisper.model.generate(encoded, [tokens], beam_size=self._beam_size,
+                                              max_length=len(tokens) + token_cap(audio_s), return_scores=True,
+                                              return_no_speech_prob=True, suppress_blank=True)[0]
+        ids = result.sequences_ids[0]
+        text, repeated = strip_repeats(self._tokenizer.decode([i for i in ids if i < self._tokenizer.eot]).strip())
+        # Cut off by the cap while reading the utterance again: the first reading stands. Cut off without a
+        # repetition: something else went on too long, and the full window decides.
+        capped = len(ids) >= token_cap(audio_s) and not repeated
+        return Transcript(text, self._language, audio_s, float(result.no_speech_prob),
+                          avg_logprob=float(result.scores[0]), compression_ratio=compression_ratio(text),
+                          window_frames=frames, fallback="capped" if capped else "")
+
+    @staticmethod
+    def _suspect(transcript: Transcript, audio_s: float) -> str:
+        """Why a short-window decode is not trusted ('' when it is)."""
+        if transcript.fallback:
+            return transcript.fallback
+        if transcript.compression_ratio > MAX_COMPRESSION:
+            return "loop"
+        return ""
+
+    def _prompt_tokens(self, prompt: str | None) -> list[int]:
+        """Whisper's decoder prompt: the previous-text slot holds the KB hint, then the start of transcript."""
+        tokens = []
+        if prompt:
+            hint = self._tokenizer.encode(" " + prompt.strip())
+            tokens = [self._tokenizer.sot_prev, *hint[-(self._whisper.max_length // 2 - 1):]]
+        return [*tokens, *self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
+
+    def _decode_full(self, audio: np.ndarray, prompt: str | None, reason: str) -> Transcript:
+        segments, info = self._whisper.transcribe(
+            audio, language=self._language if self._whisper.model.is_multilingual else None,
+            beam_size=self._beam_size, initial_prompt=prompt or None, vad_filter=False,
+            condition_on_previous_text=False, without_timestamps=True)
+        # transcribe() is lazy: decoding happens while the generator is consumed,
+        # so it must be consumed here, inside the worker thread.
+        parts = list(segments)
         text = " ".join(s.text.strip() for s in parts).strip()
         no_speech = max((s.no_speech_prob for s in parts), default=1.0)
-        return Transcript(text, info.language, len(audio) / SAMPLE_RATE, no_speech, started - asked, finished - started)
+        logprob = min((s.avg_logprob for s in parts), default=0.0)
+        return Transcript(text, info.language, len(audio) / SAMPLE_RATE, no_speech, avg_logprob=logprob,
+                          compression_ratio=compression_ratio(text), window_frames=FULL_WINDOW, fallback=reason)
+

@@ -1,0 +1,147 @@
+"""Hearing the question: the cases spoken down a telephone line, heard by the agent's Whisper, answered
+by its KB — without SIP, so a change to hearing can be measured in a minute.
+
+    python -m eval.hearing --kb kb --cases eval/cases.jsonl [--voices slt,rms,awb] [--full-window]
+        [--json OUT]
+
+Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and back, resampled to
+16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
+vocabulary hint, and answered by the KB (one memory per call group, as on a call). Per case: what
+was heard, the question's WER, the answer and whether it is right (or a right refusal). The
+end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.cases import Case, load_cases
+from eval.retrieval import build_knowledge, contains_any
+from eval.scoring import word_error_rate
+
+VOICES = ("slt", "rms", "awb")
+
+
+def ulaw_encode(pcm: np.ndarray) -> bytes:
+    """int16 samples to G.711 μ-law bytes (the encoder a PCMU call applies)."""
+    x = pcm.astype(np.int32)
+    sign = np.where(x < 0, 0x80, 0)
+    # The reference encoder works on 14 bits (x >> 2, rounding toward minus infinity) and clips at 8159.
+    fourteen = np.where(x < 0, -(x >> 2), x >> 2)
+    magnitude = np.minimum((np.minimum(fourteen, 8159) << 2) + 0x84, 32767)
+    exponent = np.floor(np.log2(magnitude)).astype(np.int32) - 7
+    mantissa = (magnitude >> (exponent + 3)) & 0x0F
+    return (~(sign | (exponent << 4) | mantissa) & 0xFF).astype(np.uint8).tobytes()
+
+
+def telephone(pcm8: np.ndarray) -> np.ndarray:
+    """8 kHz speech as the agent gets it from a PCMU call: μ-law round trip, then 16 kHz float."""
+    from agent.audio.pcm import StreamResampler, int16_to_float
+    from eval.recording import ulaw_decode
+
+    line = ulaw_decode(ulaw_encode(pcm8))
+    resampler = StreamResampler(8000, 16000)
+    return int16_to_float(np.concatenate([resampler.push(line), resampler.flush()]))
+
+
+def speak(text: str, voice: str, folder: Path) -> np.ndarray:
+    """`text` in a flite voice, as 8 kHz int16."""
+    import wave
+
+    raw, wav = folder / "raw.wav", folder / "line.wav"
+    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
+    subprocess.run(["sox", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    with wave.open(str(wav)) as f:
+        return np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int16)
+
+
+def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True) -> list[dict]:
+    from agent.knowledge.memory import CallMemory
+
+    memories: dict[str, CallMemory] = {}
+    rows = []
+    for case in cases:
+        if not case.say:
+            continue
+        audio = telephone(speak(case.say, voice, folder))
+        started = time.perf_counter()
+        transcript = transcriber.transcribe(audio, knowledge.vocabulary_hint() if hint else None)
+        asr_ms = (time.perf_counter() - started) * 1000
+        reply = knowledge.compose(memories.setdefault(case.call, CallMemory()), transcript.text)
+        correct = reply.abstained if case.expect_abstain else (not reply.abstained and
+                                                              contains_any(reply.text, case.expect_any))
+        rows.append({"id": case.id, "voice": voice, "said": case.say, "heard": transcript.text,
+                     "question_wer": round(word_error_rate(case.say, transcript.text), 3),
+                     "avg_logprob": round(transcript.avg_logprob, 3),
+                     "no_speech_prob": round(transcript.no_speech_prob, 3), "evidence": round(reply.evidence, 3),
+                     "answer": reply.text, "abstained": reply.abstained, "out_of_kb": case.expect_abstain,
+                     "correct": correct, "asr_ms": round(asr_ms, 1), "audio_s": round(transcript.audio_s, 2),
+                     "fallback": transcript.fallback})
+    return rows
+
+
+def summarize(rows: list[dict]) -> dict:
+    answerable = [r for r in rows if not r["out_of_kb"]]
+    out_of_kb = [r for r in rows if r["out_of_kb"]]
+    return {"n": len(rows),
+            "answer_accuracy": round(sum(r["correct"] for r in answerable) / max(1, len(answerable)), 4),
+            "abstain_accuracy": round(sum(r["correct"] for r in out_of_kb) / max(1, len(out_of_kb)), 4),
+            "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
+            "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
+            "asr_p50_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 50)), 1) if rows else None,
+            "asr_p95_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 95)), 1) if rows else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.hearing", description=__doc__.splitlines()[0])
+    parser.add_argument("--kb", type=Path, required=True)
+    parser.add_argument("--cases", type=Path, required=True)
+    parser.add_argument("--voices", default=",".join(VOICES))
+    parser.add_argument("--full-window", action="store_true", help="decode in Whisper's 30 s window")
+    parser.add_argument("--no-hint", action="store_true", help="without the KB's vocabulary as Whisper's prompt")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+
+    from agent import settings as settings_module
+    from agent.models.manifest import load_manifest
+    from agent.models.verify import resolve
+    from agent.speech.asr import FULL_WINDOW, Transcriber
+
+    env = dict(os.environ)
+    env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
+    settings = settings_module.parse([], env)
+    model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
+    transcriber = Transcriber(model, threads=settings.model_threads,
+                              **({"min_window": FULL_WINDOW} if args.full_window else {}))
+    cases = load_cases(args.cases)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="eval-hearing-") as scratch:
+        knowledge = build_knowledge(args.kb, Path(scratch), env)
+        for voice in args.voices.split(","):
+            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=not args.no_hint)
+    for row in rows:
+        if not row["correct"] or row["question_wer"] > 0:
+            mark = "ok " if row["correct"] else "BAD"
+            print(f"{mark} {row['voice']} {row['id'][:26]:26} wer={row['question_wer']:.2f} "
+                  f"lp={row['avg_logprob']:.2f} ev={row['evidence']:.2f} heard: {row['heard'][:60]!r} -> "
+                  f"{row['answer'][:40]!r}")
+    summary = {voice: summarize([r for r in rows if r["voice"] == voice]) for voice in args.voices.split(",")}
+    summary["all"] = summarize(rows)
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps({"summary": summary, "cases": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
