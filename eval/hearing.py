@@ -6,8 +6,10 @@ by its KB — without SIP, so a change to hearing can be measured in a minute.
 
 Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and back, resampled to
 16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
-vocabulary hint, and answered by the KB (one memory per call group, as on a call). Per case: what
-was heard, the question's WER, the answer and whether it is right (or a right refusal). The
+vocabulary hint, and answered by the KB (one memory per call group, as on a call); when the agent
+asks the caller to repeat (agent.call.clarify), the question is spoken again a quarter slower. Per
+case: what was heard, the question's WER, the answer and whether it is right, a right refusal, or
+a wrong answer. The
 end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
 """
 
@@ -54,18 +56,26 @@ def telephone(pcm8: np.ndarray) -> np.ndarray:
     return int16_to_float(np.concatenate([resampler.push(line), resampler.flush()]))
 
 
-def speak(text: str, voice: str, folder: Path) -> np.ndarray:
-    """`text` in a flite voice, as 8 kHz int16."""
+REPEAT_STRETCH = 1.25
+"""A caller asked to repeat says it again, a quarter slower."""
+
+
+def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarray:
+    """`text` in a flite voice (`stretch` > 1: slower), as 8 kHz int16."""
     import wave
 
     raw, wav = folder / "raw.wav", folder / "line.wav"
-    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
-    subprocess.run(["sox", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    subprocess.run(["flite", "-voice", voice, "--setf", f"duration_stretch={stretch}", "-t", text, "-o", str(raw)],
+                   check=True)
+    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
+    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
     with wave.open(str(wav)) as f:
         return np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int16)
 
 
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True) -> list[dict]:
+    """Each case as on a call: heard, answered or asked again (then repeated a quarter slower, once)."""
+    from agent.call.clarify import should_ask_again
     from agent.knowledge.memory import CallMemory
 
     memories: dict[str, CallMemory] = {}
@@ -73,19 +83,29 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
     for case in cases:
         if not case.say:
             continue
-        audio = telephone(speak(case.say, voice, folder))
-        started = time.perf_counter()
-        transcript = transcriber.transcribe(audio, knowledge.vocabulary_hint() if hint else None)
-        asr_ms = (time.perf_counter() - started) * 1000
-        reply = knowledge.compose(memories.setdefault(case.call, CallMemory()), transcript.text)
+        memory = memories.setdefault(case.call, CallMemory())
+        heard, asked_again, stretch = [], False, 1.0
+        while True:
+            audio = telephone(speak(case.say, voice, folder, stretch))
+            started = time.perf_counter()
+            transcript = transcriber.transcribe(audio, knowledge.vocabulary_hint() if hint else None)
+            asr_ms = (time.perf_counter() - started) * 1000
+            reply = knowledge.draft(memory, transcript.text)
+            heard.append(transcript.text)
+            if not should_ask_again(transcript, reply, asked_again):
+                break
+            asked_again, stretch = True, REPEAT_STRETCH
+        knowledge.commit(memory, reply)
         correct = reply.abstained if case.expect_abstain else (not reply.abstained and
                                                               contains_any(reply.text, case.expect_any))
-        rows.append({"id": case.id, "voice": voice, "said": case.say, "heard": transcript.text,
-                     "question_wer": round(word_error_rate(case.say, transcript.text), 3),
+        rows.append({"id": case.id, "voice": voice, "said": case.say, "heard": heard[0], "asked_again": asked_again,
+                     "heard_again": heard[1] if asked_again else None,
+                     "question_wer": round(word_error_rate(case.say, heard[0]), 3),
                      "avg_logprob": round(transcript.avg_logprob, 3),
                      "no_speech_prob": round(transcript.no_speech_prob, 3), "evidence": round(reply.evidence, 3),
                      "answer": reply.text, "abstained": reply.abstained, "out_of_kb": case.expect_abstain,
-                     "correct": correct, "asr_ms": round(asr_ms, 1), "audio_s": round(transcript.audio_s, 2),
+                     "correct": correct, "wrong_answer": not reply.abstained and not correct,
+                     "asr_ms": round(asr_ms, 1), "audio_s": round(transcript.audio_s, 2),
                      "fallback": transcript.fallback})
     return rows
 
@@ -97,6 +117,8 @@ def summarize(rows: list[dict]) -> dict:
             "answer_accuracy": round(sum(r["correct"] for r in answerable) / max(1, len(answerable)), 4),
             "abstain_accuracy": round(sum(r["correct"] for r in out_of_kb) / max(1, len(out_of_kb)), 4),
             "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
+            "asked_again": sum(r["asked_again"] for r in rows),
+            "wrong_answers": sum(r["wrong_answer"] for r in rows),
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
             "asr_p50_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 50)), 1) if rows else None,
             "asr_p95_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 95)), 1) if rows else None}

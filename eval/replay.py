@@ -68,7 +68,8 @@ def question_audio(case: Case, folder: Path, voice: str) -> Path:
         return case.audio
     raw, wav = folder / f"{case.id}-raw.wav", folder / f"{case.id}.wav"
     subprocess.run(["flite", "-voice", voice, "-t", case.say, "-o", str(raw)], check=True)
-    subprocess.run(["sox", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
+    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
     return wav
 
 

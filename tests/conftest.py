@@ -68,7 +68,8 @@ def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str =
         subprocess.run(["espeak-ng", "-v", "en", "-s", "130", "-w", str(raw), text], check=True)
     else:
         subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
-    subprocess.run(["sox", str(raw), "-r", str(rate), "-b", "16", "-c", "1", str(out)], check=True)
+    # -D: no dither, so a caller says a sentence the same way on every run (sox dithers randomly by default).
+    subprocess.run(["sox", "-D", str(raw), "-r", str(rate), "-b", "16", "-c", "1", str(out)], check=True)
     pcm, got_rate = read_wav(out)
     assert got_rate == rate
     return pcm

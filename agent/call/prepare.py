@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agent.call.clarify import should_ask_again
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
@@ -41,9 +42,12 @@ class Prepared:
     tts_first_audio_ms: float | None = None
     failed: tuple[str, Exception] | None = None
     """(stage, error) when a model failed."""
+    ask_again: bool = False
+    """The question was not heard well enough to answer (see clarify): ask the caller to repeat it."""
 
 
-async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event) -> Prepared:
+async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
+                  asked_just_before: bool = False) -> Prepared:
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(), "asr"
     try:
@@ -54,6 +58,9 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
         stage = "answer"
         prepared.reply = await loop.run_in_executor(pipeline.models, pipeline.knowledge.draft, memory,
                                                     prepared.transcript.text)
+        prepared.ask_again = should_ask_again(prepared.transcript, prepared.reply, asked_just_before)
+        if prepared.ask_again:
+            return prepared
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
         stage, started = "tts", loop.time()
         prepared.first_audio = await loop.run_in_executor(pipeline.models, pipeline.voice.speak,

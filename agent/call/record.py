@@ -16,7 +16,11 @@ class TurnRecord:
     sources: list[str] = field(default_factory=list)
     abstained: bool = False
     outcome: str = "pending"
-    """answered, interrupted (barge-in or hold), or failed: <error>."""
+    """answered, asked again (not heard well enough), interrupted (barge-in or hold), or failed: <stage>."""
+    asr_logprob: float | None = None
+    """Whisper's mean token log probability: how sure it was of the transcript (near 0 is sure)."""
+    evidence: float | None = None
+    """The KB's support for its answer (below the abstention threshold it declines)."""
     endpointing_ms: float | None = None
     """Silence waited after the last voiced window before the turn was declared over (hangover)."""
     asr_queue_ms: float | None = None

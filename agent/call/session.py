@@ -64,6 +64,7 @@ class CallSession:
         self._reply_cancel = threading.Event()
         self._last_reply = np.zeros(0, dtype=np.int16)
         self._held = False
+        self._asked_again = False  # the last turn asked the caller to repeat (never twice running)
         self._media = asyncio.Event()
         self._ended = asyncio.Event()
         self._reporter = reporter
@@ -168,7 +169,8 @@ class CallSession:
             # Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not.
             self._drop_speculation()
             cancelled = threading.Event()
-            task = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio, cancelled))
+            task = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio, cancelled,
+                                               self._asked_again))
             self._speculative = (turn_event.window, task, cancelled)
             return
         if isinstance(turn_event, SpeechStarted):
@@ -187,7 +189,7 @@ class CallSession:
             self._drop_speculation()
             self._reply_cancel = threading.Event()
             prepared = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio,
-                                                  self._reply_cancel))
+                                                  self._reply_cancel, self._asked_again))
         # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
         speech_end = self._loop.time() - turn_event.silence_ms / 1000
         self._reply = asyncio.create_task(self._answer(turn_event, speech_end, prepared))
@@ -211,18 +213,24 @@ class CallSession:
                 raise prepared.failed[1]
             transcript, reply = prepared.transcript, prepared.reply
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
-            turn.transcript = transcript.text
+            turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if reply is None:
                 turn.outcome = "ignored"
                 return
+            turn.evidence, turn.retrieval_ms, turn.answer_ms = round(reply.evidence, 3), reply.retrieval_ms, \
+                reply.answer_ms
+            self._asked_again = prepared.ask_again
+            if prepared.ask_again:
+                # Not remembered: the repeated question is asked afresh, not as a follow-up to a mishearing.
+                turn.response_ms = self._response_ms(speech_end)
+                self._say(self._phrases.ask_again)
+                turn.outcome = "asked again"
+                return
             self._pipeline.knowledge.commit(self._memory, reply)
-            turn.retrieval_ms, turn.answer_ms = reply.retrieval_ms, reply.answer_ms
             turn.tts_first_audio_ms = prepared.tts_first_audio_ms
             turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
             turn.abstained = reply.abstained
-            # The first frame goes out after whatever is still queued ahead of it.
-            queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
-            turn.response_ms = (self._loop.time() + queued_s - speech_end) * 1000
+            turn.response_ms = self._response_ms(speech_end)
             spoken, stage = [], "tts"
             for n, chunk in enumerate(prepared.chunks):
                 pcm = prepared.first_audio if n == 0 else await self._loop.run_in_executor(
@@ -247,6 +255,11 @@ class CallSession:
                 self._reporter.turn_done(self.record, turn)
                 event(log, "call.turn", call=self.leg.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
+
+    def _response_ms(self, speech_end: float) -> float:
+        """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
+        queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
+        return (self._loop.time() + queued_s - speech_end) * 1000
 
     async def _watch_limits(self) -> None:
         """Inactivity prompt and hang-up, maximum call length, and dead calls (no RTP)."""

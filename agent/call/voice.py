@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.audio.pcm import StreamResampler
+from agent.call.clarify import ASK_AGAIN_TEXT
 from agent.speech.tts import Synthesizer
 
 VOLUME = 0.5
@@ -23,6 +24,7 @@ class Phrases:
     still_there: np.ndarray
     goodbye: np.ndarray
     apology: np.ndarray
+    ask_again: np.ndarray
 
 
 class Voice:
@@ -47,4 +49,5 @@ class Voice:
     def phrases(self, greeting: str) -> Phrases:
         return Phrases(self.speak(greeting), self.speak("Are you still there?"),
                        self.speak("Thank you for calling. Goodbye."),
-                       self.speak("Sorry, something went wrong on my side. Could you ask that again?"))
+                       self.speak("Sorry, something went wrong on my side. Could you ask that again?"),
+                       self.speak(ASK_AGAIN_TEXT))

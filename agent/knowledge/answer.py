@@ -97,10 +97,13 @@ def lexical_overlap(question_tokens: list[str], sentence_tokens: set[str], snaps
 
 
 def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarray,
-          expanded_vector: np.ndarray | None, query: Query) -> list[ScoredSentence]:
+          expanded_vector: np.ndarray | None, query: Query,
+          recovered_vector: np.ndarray | None = None) -> list[ScoredSentence]:
     """Score every candidate. The previous turn (the expanded question) counts half for a follow-up
-    ("and on Saturday?"), a quarter otherwise ("can I spread the cost?" still leans on the topic)."""
+    ("and on Saturday?"), a quarter otherwise ("can I spread the cost?" still leans on the topic). A
+    recovered question (near-homophones put back) counts where it matches better than the transcript."""
     question_tokens = tokens(query.question)
+    recovered_tokens = tokens(query.recovered) if query.recovered else []
     context_tokens = [t for t in tokens(query.context) if t not in question_tokens]
     context_share = (0.5 if query.follow_up else 0.25) if expanded_vector is not None else 0.0
     kinds = answer_kinds(query.question)
@@ -108,11 +111,15 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
     out = []
     for cand in cands:
         dense = float(cand.vector @ question_vector)
+        if recovered_vector is not None:
+            dense = max(dense, float(cand.vector @ recovered_vector))
         if expanded_vector is not None:
             dense = (1 - context_share) * dense + context_share * float(cand.vector @ expanded_vector)
         chunk_dense = float(snapshot.vectors[cand.chunk_index] @ lead_vector)
         sentence_tokens = set(tokens(cand.text))
         lexical = lexical_overlap(question_tokens, sentence_tokens, snapshot)
+        if recovered_tokens:
+            lexical = max(lexical, lexical_overlap(recovered_tokens, sentence_tokens, snapshot))
         if context_tokens:
             lexical = (1 - context_share / 2) * lexical + context_share / 2 * lexical_overlap(
                 context_tokens, sentence_tokens, snapshot)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +22,13 @@ from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, score
 from agent.knowledge.index import KnowledgeIndex, Snapshot
 from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.retrieval import Passage, SearchQuery, search
+from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
 from agent.knowledge.text import tokens
 from agent.knowledge.vocabulary import chunks_hint
+
+RECOVERED_WEIGHT = 0.7
+"""Weight of the recovered question in the fusion: a guess at what was said counts less than what was heard."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,9 @@ class KnowledgeBase:
         self.abstain_below = abstain_below
         self._executor = executor
         self._hint: tuple[Snapshot, str] | None = None
+        self._soundalikes: tuple[Snapshot, SoundAlikes] | None = None
+        lexicon = getattr(embedder, "lexicon", None)
+        self._lexicon = lexicon() if lexicon is not None else frozenset()
 
     def vocabulary_hint(self) -> str:
         """ASR prompt from the current snapshot's proper nouns and codes (cached per snapshot)."""
@@ -92,29 +99,43 @@ class KnowledgeBase:
             self._hint = (snapshot, chunks_hint(c.chunk for c in snapshot.chunks))
         return self._hint[1]
 
-    def retrieve(self, snapshot: Snapshot, query: Query) -> tuple[list[Passage], np.ndarray, np.ndarray | None]:
-        """Passages for a query, and the embeddings of the question and of its expanded form (if any)."""
-        texts = [query.question] + ([query.expanded] if query.context else [])
+    def sound_alikes(self, snapshot: Snapshot) -> SoundAlikes:
+        """Near-homophone recovery against this snapshot's words (cached per snapshot)."""
+        if self._soundalikes is None or self._soundalikes[0] is not snapshot:
+            self._soundalikes = (snapshot, SoundAlikes.from_texts((c.chunk.text for c in snapshot.chunks),
+                                                                  self._lexicon))
+        return self._soundalikes[1]
+
+    def retrieve(self, snapshot: Snapshot, query: Query
+                 ) -> tuple[list[Passage], np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Passages for a query, and the embeddings of the question, of its expanded form and of the recovered
+        question (None when there is none)."""
+        texts = [query.question] + ([query.expanded] if query.context else []) + \
+            ([query.recovered] if query.recovered else [])
         vectors = self._embedder.embed(texts)
         question_vector, expanded_vector = vectors[0], (vectors[1] if query.context else None)
+        recovered_vector = vectors[-1] if query.recovered else None
         searches = [SearchQuery(question_vector, tokens(query.question))]
         if expanded_vector is not None:
             expanded = SearchQuery(expanded_vector, tokens(query.expanded))
             # The text that leads gets full weight in the fusion, the other half.
             lead, other = (expanded, searches[0]) if query.follow_up else (searches[0], expanded)
             searches = [lead, SearchQuery(other.vector, other.tokens, 0.5)]
+        if recovered_vector is not None:
+            searches.append(SearchQuery(recovered_vector, tokens(query.recovered), RECOVERED_WEIGHT))
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
-        return passages, question_vector, expanded_vector
+        return passages, question_vector, expanded_vector, recovered_vector
 
     def draft(self, memory: CallMemory, question: str) -> Reply:
         """Retrieve and choose the answer to `question` without remembering it (a speculative answer
         may be dropped). Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
-        query = memory.query(question)
         started = time.perf_counter()
-        passages, question_vector, expanded_vector = self.retrieve(snapshot, query)
+        query = replace(memory.query(question), recovered=self.sound_alikes(snapshot).recover(question))
+        passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query)
         retrieved = time.perf_counter()
-        scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query)
+        scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,
+                       recovered_vector)
         chosen = choose(scored)
         support = max(scored, key=lambda s: s.score).evidence if scored else 0.0
         if not chosen or support < self.abstain_below:

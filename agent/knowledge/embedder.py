@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from fastembed import TextEmbedding
@@ -25,6 +26,14 @@ class Embedder:
             self._embedding = TextEmbedding(model_name=architecture, specific_model_path=model.location,
                                             threads=threads, local_files_only=True)
         self.dim = int(self.embed(["dimension probe"]).shape[1])
+
+    def lexicon(self) -> frozenset[str]:
+        """The whole words of the model's WordPiece vocabulary (about 22,000 English words), or nothing when
+        the model has no vocab.txt beside it: what counts as a real word (see soundalike)."""
+        vocab = Path(self.model.location) / "vocab.txt"
+        if not vocab.is_file():
+            return frozenset()
+        return frozenset(w for w in vocab.read_text(encoding="utf-8").split("\n") if w.isalpha())
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Embed texts as a float32 (n, dim) array of unit-length rows, in the order given."""

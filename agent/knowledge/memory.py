@@ -39,6 +39,8 @@ class Query:
     """The question refers back, so the context leads; otherwise the question leads and context helps."""
     topic: str = ""
     """Heading path the previous answer came from."""
+    recovered: str = ""
+    """The question with near-homophones of KB words put back (see soundalike); searched beside it."""
 
     @property
     def expanded(self) -> str:

@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS calls (
 CREATE TABLE IF NOT EXISTS turns (
     call_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE, n INTEGER NOT NULL, started REAL NOT NULL,
     transcript TEXT, answer TEXT, sources TEXT, abstained INTEGER, outcome TEXT, latencies TEXT,
-    PRIMARY KEY (call_id, n));
+    hearing TEXT DEFAULT '{}', PRIMARY KEY (call_id, n));
 CREATE INDEX IF NOT EXISTS calls_by_start ON calls (started);
 """
 
@@ -48,6 +48,9 @@ class SqliteCallStore:
         self._lock = threading.Lock()
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            # Stores written before turns had a `hearing` column keep their rows and gain the column.
+            if "hearing" not in {row[1] for row in db.execute("PRAGMA table_info(turns)")}:
+                db.execute("ALTER TABLE turns ADD COLUMN hearing TEXT DEFAULT '{}'")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
@@ -67,9 +70,11 @@ class SqliteCallStore:
 
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
-        self._write("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence)) if v is not None}
+        self._write("INSERT OR REPLACE INTO turns (call_id, n, started, transcript, answer, sources, abstained, "
+                    "outcome, latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (call.id, n, turn.started, turn.transcript, " ".join(turn.answer), json.dumps(turn.sources),
-                     int(turn.abstained), turn.outcome, json.dumps(latencies)))
+                     int(turn.abstained), turn.outcome, json.dumps(latencies), json.dumps(hearing)))
 
     def end_call(self, call: CallRecord) -> None:
         self._write("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
@@ -93,7 +98,8 @@ class SqliteCallStore:
         call["turns"] = [{"n": t["n"], "started": t["started"], "transcript": t["transcript"],
                           "answer": t["answer"], "sources": json.loads(t["sources"]),
                           "abstained": bool(t["abstained"]), "outcome": t["outcome"],
-                          "latencies_ms": json.loads(t["latencies"])} for t in turns]
+                          "latencies_ms": json.loads(t["latencies"]), "hearing": json.loads(t["hearing"] or "{}")}
+                         for t in turns]
         return call
 
     def purge(self, older_than: float) -> int:

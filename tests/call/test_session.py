@@ -1,5 +1,5 @@
-"""A failing stage ends the turn with a spoken apology, never the call (real VAD, voice and KB;
-only the speech recogniser is replaced, by one that fails)."""
+"""A failing stage ends the turn with a spoken apology, never the call; an unsure hearing is asked again
+(real VAD, voice and KB; only the speech recogniser is replaced, by one that fails or mishears)."""
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +14,7 @@ from agent.call.voice import Voice
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
 from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES
+from agent.speech.asr import Transcript
 from tests.conftest import synthesize_caller
 
 
@@ -39,7 +40,16 @@ class NoSip:
     def find(self, call_id, sip_call_id): return None
 
 
-def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_kb, tmp_path):
+class UnsureTranscriber:
+    """Hears something Whisper itself was not sure of (a garbled question)."""
+
+    def transcribe(self, audio, prompt=None):
+        return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
+
+
+def run_call(models, knowledge, transcriber, tmp_path, until):
+    """One spoken question into a real session; returns the frames queued for the caller once `until(recorder)`
+    holds, the call record, the recorder and the phrases."""
     pcm8 = synthesize_caller(tmp_path, "What are your opening hours?")
     resampler = StreamResampler(8000, BRIDGE_RATE)
     speech = np.concatenate([np.zeros(8000, np.int16), resampler.push(pcm8), resampler.flush(),
@@ -50,7 +60,7 @@ def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_k
 
     async def scenario():
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(), 0)
-        session = CallSession(leg, asyncio.get_running_loop(), transcriber=BrokenTranscriber(), knowledge=bundled_kb,
+        session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
                               voice=voice, phrases=phrases, vad=models.new_vad(), turn_config=TurnConfig(),
                               models=ThreadPoolExecutor(1), memory=CallMemory(), echo_gate_db=-9,
                               inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder)
@@ -59,14 +69,27 @@ def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_k
             session.on_frame(speech[start:start + FRAME_SAMPLES], 0.0)
         for _ in range(200):
             await asyncio.sleep(0.05)
-            if recorder.errors:
+            if until(recorder):
                 break
         queued = leg.playout.pending_frames
         session.on_ended("200 Normal call clearing")
-        record = await task
-        return queued, record
+        return queued, await task
 
     queued, record = asyncio.run(scenario())
+    return queued, record, recorder, phrases
+
+
+def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_kb, tmp_path):
+    queued, record, recorder, phrases = run_call(models, bundled_kb, BrokenTranscriber(), tmp_path,
+                                                 lambda r: r.errors)
     apology_frames = len(phrases.apology) // FRAME_SAMPLES
     assert recorder.errors == ["asr"] and queued >= apology_frames
     assert record.turns[0].outcome == "failed: asr" and recorder.ended == [record]
+
+
+def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models, bundled_kb, tmp_path):
+    queued, record, recorder, phrases = run_call(models, bundled_kb, UnsureTranscriber(), tmp_path,
+                                                 lambda r: r.turns)
+    (turn,) = record.turns
+    assert turn.outcome == "asked again" and turn.asr_logprob == -0.9 and turn.evidence < 0.35
+    assert queued >= len(phrases.ask_again) // FRAME_SAMPLES and not turn.answer

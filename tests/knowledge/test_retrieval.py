@@ -67,6 +67,6 @@ def test_an_empty_index_returns_nothing():
 def test_hybrid_search_on_the_bundled_kb_finds_the_split_amber_valve_fact(bundled_kb):
     from agent.knowledge.memory import CallMemory
 
-    passages, _, _ = bundled_kb.retrieve(bundled_kb.index.snapshot, CallMemory().query(
+    passages, *_ = bundled_kb.retrieve(bundled_kb.index.snapshot, CallMemory().query(
         "What do I do with the amber valve?"))
     assert any("quarter turn counter-clockwise" in p.text for p in passages)

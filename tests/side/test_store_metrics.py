@@ -56,3 +56,25 @@ def test_summary_percentiles_over_the_window():
     assert summary["response"] == {"count": 5, "p50_ms": 300.0, "p90_ms": 460.0, "p95_ms": 480.0, "p99_ms": 496.0}
     assert summary["asr"] == {"count": 0}
     assert "| response | 5 | 300.0 | 460.0 | 480.0 | 496.0 |" in summary_markdown(summary, 60)
+
+
+def test_how_well_a_turn_was_heard_is_kept_and_an_older_store_gains_the_column(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "calls.db"
+    with sqlite3.connect(path) as db:  # a store from before turns recorded hearing
+        db.executescript("CREATE TABLE calls (id TEXT PRIMARY KEY, sip_call_id TEXT, remote TEXT, dialed TEXT, "
+                         "codec TEXT, started REAL NOT NULL, ended REAL, outcome TEXT, reason TEXT, barge_ins "
+                         "INTEGER DEFAULT 0, dtmf TEXT DEFAULT ''); CREATE TABLE turns (call_id TEXT NOT NULL, "
+                         "n INTEGER NOT NULL, started REAL NOT NULL, transcript TEXT, answer TEXT, sources TEXT, "
+                         "abstained INTEGER, outcome TEXT, latencies TEXT, PRIMARY KEY (call_id, n));"
+                         "INSERT INTO calls (id, started) VALUES ('old', 1.0);"
+                         "INSERT INTO turns VALUES ('old', 1, 1.0, 'hi', 'hello', '[]', 0, 'answered', '{}');")
+    store = SqliteCallStore(path)
+    assert store.get("old")["turns"][0]["hearing"] == {}  # nothing already stored is lost
+    call = _call()
+    store.start_call(call)
+    store.add_turn(call, 1, TurnRecord(started=1.0, transcript="what will our empty", outcome="asked again",
+                                       asr_logprob=-0.71, evidence=0.21))
+    assert store.get("id1")["turns"][0]["hearing"] == {"asr_logprob": -0.71, "evidence": 0.21}
+    assert store.get("id1")["turns"][0]["outcome"] == "asked again"

@@ -1,0 +1,30 @@
+"""Near-homophones of KB words: recovered beside the transcript, and real words the KB lacks left alone."""
+
+from agent.knowledge.soundalike import SoundAlikes
+
+LEXICON = frozenset("do you pensioners get any discount can i spread the cost come out to cast how much solar panels "
+                    "install on my roof work what number ring reach office boilers".split())
+KB = ["Pensioners get a 10 percent discount on repairs.", "We cover Castleton and Dunmore.",
+      "We service Vaillant boilers.", "You can spread the cost over 12 months."]
+
+
+def recover(question: str) -> str:
+    return SoundAlikes.from_texts(KB, LEXICON).recover(question)
+
+
+def test_a_misheard_word_is_replaced_by_the_kb_word_it_sounds_like():
+    assert recover("Do pensioners get any despunt?") == "Do pensioners get any discount"
+    assert recover("Do you service Vaillant Boylers?") == "Do you service vaillant boilers"
+
+
+def test_a_kb_name_heard_as_several_words_is_put_back_together():
+    assert recover("Do you come out to cast the Lichon?") == "Do you come out to castleton"
+
+
+def test_questions_in_real_words_are_left_as_heard():
+    assert recover("How much do solar panels cost to install on my roof?") == ""  # solar is a word, not a KB one
+    assert recover("Can I spread the cost?") == ""
+
+
+def test_without_a_lexicon_nothing_is_recovered():
+    assert SoundAlikes.from_texts(KB, frozenset()).recover("Do pensioners get any despunt?") == ""
