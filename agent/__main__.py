@@ -17,16 +17,17 @@ import uvicorn
 from agent import __version__, logs
 from agent import settings as settings_module
 from agent.app import Agent
-from agent.call.voice import Voice
+from agent.call.prerender import plan
+from agent.call.voice import Voice, phrase_texts
 from agent.dialplan import Dialplan, DialplanError, load_dialplan
-from agent.knowledge.base import open_knowledge, open_knowledge_alone
+from agent.knowledge.base import KnowledgeBase, open_knowledge, open_knowledge_alone
 from agent.knowledge.memory import CallMemory
-from agent.knowledge.progress import RefreshProgress
 from agent.logs import event
 from agent.models.fetch import fetch_models
 from agent.models.load import load_all, load_voices, resolve_all
 from agent.models.manifest import load_manifest
 from agent.models.verify import ModelError, identity
+from agent.progress import Progress
 from agent.settings import Settings, SettingsError
 from agent.side.http import SideState, create_app
 from agent.side.metrics import Metrics
@@ -74,7 +75,7 @@ def command_models(args: argparse.Namespace, settings: Settings) -> int:
     if unknown:
         print(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(manifest)}", file=sys.stderr)
         return 2
-    fetch_models([manifest[n] for n in names], settings.models_path)
+    fetch_models([manifest[n] for n in names], settings.models_path, Progress("fetching models", "MB"))
     print(f"models ready in {settings.models_path}: {', '.join(names)}")
     return 0
 
@@ -92,13 +93,32 @@ def command_check(settings: Settings) -> int:
     return 0
 
 
+def render_answers(settings: Settings, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase]) -> None:
+    """Render every answer sentence of every profile in its voice (what the running agent does in the
+    background), so the first calls after a deployment already find them."""
+    for name, synthesizer in load_voices(settings, dialplan.voices()).items():
+        voice = Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech")
+        profiles = [p for p in dialplan.profiles if p.voice == name]
+        for profile in profiles:
+            voice.fixed_texts.update(phrase_texts(profile.greeting))
+        missing = plan(voice, [knowledge[p.name].index.snapshot for p in profiles])
+        progress = Progress(f"rendering answers ({synthesizer.model.name})", "sentences")
+        progress(0, len(missing))
+        for done, text in enumerate(missing, 1):
+            voice.render(text)
+            progress(done, len(missing))
+        print(f"answer audio: {len(missing)} sentences rendered, {voice.cache.size_bytes() / 1e6:.1f} MB in "
+              f"{voice.cache.folder}")
+
+
 def command_kb(args: argparse.Namespace, settings: Settings, dialplan: Dialplan) -> int:
     """refresh: every profile's index; ask: the profile that answers `--extension` (default profile)."""
     profiles = dialplan.profiles if args.action == "refresh" else (dialplan.route(args.extension),)
-    failed = False
+    failed, knowledge_by_profile = False, {}
     for profile in profiles:
         knowledge = open_knowledge_alone(settings, kb_dir=profile.kb_dir, index_path=profile.index_path)
-        report = knowledge.index.refresh(RefreshProgress())
+        knowledge_by_profile[profile.name] = knowledge
+        report = knowledge.index.refresh(Progress("embedding kb", "texts"))
         if args.action == "ask":
             break
         label = f"{profile.name}: " if len(profiles) > 1 else ""
@@ -110,6 +130,7 @@ def command_kb(args: argparse.Namespace, settings: Settings, dialplan: Dialplan)
             print(f"{label}refresh failed, previous index kept: {report.error}", file=sys.stderr)
             failed = True
     if args.action == "refresh":
+        render_answers(settings, dialplan, knowledge_by_profile)
         return 1 if failed else 0
     reply = knowledge.compose(CallMemory(), " ".join(args.question))
     print(reply.text)
@@ -150,18 +171,20 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     try:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
-        synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models)
+        synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models.synthesizer)
         del state.not_ready["models"]
         knowledge = {}
         for profile in dialplan.profiles:
             knowledge[profile.name] = open_knowledge(settings, models.embedder, identity(resolved["embedder"]),
                                                      workers, kb_dir=profile.kb_dir, index_path=profile.index_path)
-            await asyncio.to_thread(knowledge[profile.name].index.refresh, RefreshProgress())
+            await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
         state.knowledge = knowledge
         del state.not_ready["kb"]
-        voices = {name: Voice(synthesizer, BRIDGE_RATE) for name, synthesizer in synthesizers.items()}
+        voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
+                  for name, synthesizer in synthesizers.items()}
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store),
-                      on_registration=metrics.registration, on_refused=metrics.refusal)
+                      on_registration=metrics.registration, on_refused=metrics.refusal,
+                      on_render_backlog=metrics.render_backlog.set)
         state.registration = lambda: agent.registration
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pjsua2 as pj
 
+from agent.call.prerender import Prerenderer
 from agent.call.record import CallRecord
 from agent.call.session import CallReporter, CallSession
 from agent.call.turns import TurnConfig
@@ -37,11 +38,15 @@ class Agent:
     def __init__(self, settings: Settings, models: Models, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase],
                  voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter,
                  on_registration: Callable[[RegistrationStatus], None] | None = None,
-                 on_refused: Callable[[Refusal], None] | None = None) -> None:
+                 on_refused: Callable[[Refusal], None] | None = None,
+                 on_render_backlog: Callable[[int], None] = lambda n: None) -> None:
         """`knowledge` is keyed by profile name, `voices` by the profiles' voice names."""
         self.settings, self.models, self.dialplan, self.workers = settings, models, dialplan, workers
         self.knowledge, self.voices, self.reporter = knowledge, voices, reporter
         self._on_registration, self._on_refused = on_registration, on_refused
+        speaks_for = {name: [knowledge[p.name] for p in dialplan.profiles if p.voice == name] for name in voices}
+        self._prerender = Prerenderer(((voice, speaks_for[name]) for name, voice in voices.items()), workers,
+                                      busy=lambda: bool(self.sessions), on_backlog=on_render_backlog)
         self.sessions: dict[str, CallSession] = {}
         self.finished: list[CallRecord] = []
         self._tasks: set[asyncio.Task] = set()
@@ -50,6 +55,7 @@ class Agent:
         self._per_profile_lock = threading.Lock()  # counted on the SIP thread, released on the loop
         self._endpoint: SipEndpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._prerender_task: asyncio.Task | None = None
 
     @property
     def sip_listening(self) -> bool:
@@ -81,8 +87,12 @@ class Agent:
         await asyncio.to_thread(self._endpoint.start)
         # Call objects may be released on this thread: pjsua2 must know it.
         pj.Endpoint.instance().libRegisterThread("asyncio")
+        if self.settings.speech_prerender:
+            self._prerender_task = asyncio.create_task(self._prerender.run())
 
     async def stop(self) -> None:
+        if self._prerender_task is not None:
+            self._prerender_task.cancel()
         for session in list(self.sessions.values()):
             session.leg.hang_up()
         if self._tasks:

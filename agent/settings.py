@@ -116,6 +116,8 @@ class Settings:
     inactivity_s: int = setting(20, "Caller silent this long: ask if they are still there; again: hang up.",
                                 low=3, high=3600)
     dead_call_s: int = setting(30, "Hang up when no RTP has arrived for this long.", low=5, high=3600)
+    speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
+                                     "refresh (paused while calls are up), so answers start from a file read.")
     greeting: str = setting("Hello, thanks for calling. How can I help you?", "Spoken when a call is answered.")
     echo_gate_db: float = setting(-9.0, "While the agent speaks, caller audio must be louder than the agent's "
                                   "recent output by this much to count (echo rejection).", low=-40, high=0)

@@ -28,7 +28,10 @@ class AgentProcess:
         env = {**os.environ, "AGENT_SIP_PORT": str(self.sip_port), "AGENT_HTTP_PORT": str(self.http_port),
                "AGENT_RTP_PORT_MIN": str(rtp), "AGENT_RTP_PORT_MAX": str(rtp + 98),
                "AGENT_DATA_DIR": str(tmp / "data"), "AGENT_MODELS_DIR": str(models_dir.resolve()),
-               "AGENT_KB_DIR": str(REPO / "kb")}
+               "AGENT_KB_DIR": str(REPO / "kb"),
+               # Rendering the whole KB's answers takes both cores for half a minute after every start;
+               # a test or eval agent renders only what it speaks (AGENT_SPEECH_PRERENDER=true to render all).
+               "AGENT_SPEECH_PRERENDER": "false"}
         env.update({f"AGENT_{k.upper()}": str(v) for k, v in overrides.items()})
         self.log_path = tmp / f"agent-{self.sip_port}.log"
         self._log = self.log_path.open("w")

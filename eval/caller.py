@@ -150,6 +150,7 @@ def run(args: argparse.Namespace) -> dict:
     config.uaConfig.mainThreadOnly = False
     config.medConfig.noVad = True
     config.medConfig.ecTailLen = 0
+    config.medConfig.txDropPct = args.loss  # a lossy line: this share of the caller's RTP packets never leaves
     config.logConfig.level = config.logConfig.consoleLevel = int(__import__("os").environ.get("CALLER_LOG", "1"))
     endpoint.libInit(config)
     transport = pj.TransportConfig()
@@ -183,7 +184,8 @@ def run(args: argparse.Namespace) -> dict:
         elapsed = time.monotonic() - started
         if call.state != "confirmed":
             continue
-        timeline.setdefault("confirmed_tick", port.tick)
+        if "confirmed_tick" not in timeline:
+            timeline["confirmed_tick"], timeline["sip_call_id"] = port.tick, call.getInfo().callIdString
         if conversation is not None:
             with port.lock:
                 fresh = port.received[fed:]
@@ -274,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="send --dtmf once the answer to --question is over (--quiet-ms of silence)")
     parser.add_argument("--hold-at", type=float)
     parser.add_argument("--unhold-at", type=float)
+    parser.add_argument("--loss", type=int, default=0, help="percent of outgoing RTP packets dropped")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", type=Path, required=True)
     timeline = run(parser.parse_args(argv))

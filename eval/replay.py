@@ -29,8 +29,10 @@ import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from eval.agent_process import REPO, AgentProcess
-from eval.caller import load_wav
+from eval.caller import load_wav, save_wav
 from eval.cases import Case, load_cases
+from eval.diagnosis import agent_turns, join_agent_record
+from eval.noise import Line, mix
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
 from eval.report import summarize, write_reports
 from eval.retrieval import contains_any
@@ -38,6 +40,7 @@ from eval.scoring import normalize
 from eval.wire import TICK_MS, barge_in_reaction_ms, response_latency_ms, speech_bounds, speech_segments, voiced_ticks
 
 VOICES = ("slt", "rms", "awb")
+TOKEN = "replay-eval-token"
 ABSTAIN_WORDS = ("don't have information", "do not have information")
 
 
@@ -62,28 +65,45 @@ def _free(port: int) -> bool:
     return True
 
 
-def question_audio(case: Case, folder: Path, voice: str) -> Path:
-    """The case's WAV, or its text spoken by flite at 8 kHz (a telephone caller)."""
+def question_audio(case: Case, folder: Path, voice: str, line: Line | None = None) -> Path:
+    """The case's WAV, or its text spoken by flite at 8 kHz (a telephone caller); on a noisy `line`, with its
+    noise mixed in."""
     if case.audio is not None:
-        return case.audio
-    raw, wav = folder / f"{case.id}-raw.wav", folder / f"{case.id}.wav"
-    subprocess.run(["flite", "-voice", voice, "-t", case.say, "-o", str(raw)], check=True)
-    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
-    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
-    return wav
+        wav = case.audio
+    else:
+        raw, wav = folder / f"{case.id}-raw.wav", folder / f"{case.id}.wav"
+        subprocess.run(["flite", "-voice", voice, "-t", case.say, "-o", str(raw)], check=True)
+        # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
+        subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    if line is None or line.snr_db is None:
+        return wav
+    noisy = folder / f"{case.id}-snr{line.snr_db:g}.wav"
+    speech = load_wav(wav)  # 16 kHz
+    save_wav(noisy, mix(speech, line.noise_for(len(speech)), line.snr_db))
+    return noisy
 
 
-def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str) -> dict:
+def babble_speakers(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
+    """Four other callers saying other questions (in other voices), for babble noise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spoken = [c for c in cases if c.say][-4:]
+    return tuple(load_wav(question_audio(c, folder, voice)) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"),
+                                                                                 strict=False))
+
+
+def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str,
+             line: Line | None = None) -> dict:
     """Place one call asking `cases` in order; return the caller's timeline."""
     folder = out / "calls" / call_id
     folder.mkdir(parents=True, exist_ok=True)
-    script = [{"audio": str(question_audio(c, folder, voice)), "barge_in_at_ms": c.barge_in_at_ms} for c in cases]
+    script = [{"audio": str(question_audio(c, folder, voice, line)), "barge_in_at_ms": c.barge_in_at_ms}
+              for c in cases]
     (folder / "script.json").write_text(json.dumps(script))
     base = free_port_block(110)
     duration = 20 + 25 * len(cases)
     command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
                str(base + 2), "--codec", codec.upper(), "--script", str(folder / "script.json"),
-               "--duration", str(duration), "--out", str(folder)]
+               "--duration", str(duration), "--out", str(folder), "--loss", str(line.loss_pct if line else 0)]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
     if result.returncode != 0:
         return {"error": f"caller failed: {result.stderr.strip()[-300:]}"}
@@ -159,7 +179,8 @@ def _verdict(row: dict) -> str:
 
 
 def _row(case: Case) -> dict:
-    return {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain}
+    return {"id": case.id, "call": case.call, "question": case.say, "expect_abstain": case.expect_abstain,
+            "expect_any": list(case.expect_any)}
 
 
 def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: int, end_tick: int,
@@ -176,6 +197,14 @@ def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: 
     if n + 1 < len(cases) and cases[n + 1].barge_in_at_ms is not None:
         row.update(correct=None, interrupted=True)  # the caller talks over this answer on purpose
     return row
+
+
+def scorer(model):
+    """The scorer's ears: the same Whisper model in its full 30 s window (its most accurate), not the agent's
+    faster utterance-sized one."""
+    from agent.speech.asr import FULL_WINDOW, Transcriber
+
+    return Transcriber(model, threads=1, min_window=FULL_WINDOW)
 
 
 def read_legs(args: argparse.Namespace) -> Legs:
@@ -198,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--codec", choices=("pcmu", "g722"), default="pcmu")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
+    parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
+    parser.add_argument("--noise", choices=("babble", "white"), default="babble")
+    parser.add_argument("--loss", type=int, default=0, help="percent of the caller's RTP packets dropped")
     recorded = parser.add_argument_group("scoring a recorded call instead of placing calls")
     recorded.add_argument("--recording", type=Path, help="stereo WAV (caller and agent legs), the caller's mono WAV "
                           "(with --agent-recording), or a pcap/pcapng of the call's G.711 RTP")
@@ -211,12 +243,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from agent import settings as settings_module
     from agent.models.load import resolve_all
-    from agent.speech.asr import Transcriber
     from agent.speech.vad import SileroVad
 
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
-    transcriber = Transcriber(resolved["asr"], threads=1)
+    transcriber = scorer(resolved["asr"])
     cases = load_cases(args.cases)
     calls: dict[str, list[Case]] = {}
     for case in cases:
@@ -224,16 +255,23 @@ def main(argv: list[str] | None = None) -> int:
     chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
     hint = kb_hint(args.kb)
     args.out.mkdir(parents=True, exist_ok=True)
+    line = Line(args.snr, args.noise, args.loss,
+                babble_speakers(cases, args.out / "babble") if args.snr is not None and args.noise == "babble" else ())
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="replay-agent-") as scratch:
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
-                             kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60)
+                             kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60,
+                             admin_token=TOKEN, speech_prerender="true")
         try:
+            # Calls start once every answer is rendered, as on a line that has been up for a while.
+            agent.wait_for("speech.prerendered", 1, timeout=600)
+
             def one(item: tuple[int, tuple[str, list[Case]]]) -> list[dict]:
                 index, (call_id, group) = item
-                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)])
+                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad(resolved["vad"].location), hint)
+                join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
                     f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
                 return scored
@@ -246,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             agent.stop()
     report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS,
-              "agent_stages_ms": stages}
+              "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,
+                       "loss_pct": args.loss}, "agent_stages_ms": stages}
     write_reports(report, args.out)
     print(json.dumps(report["summary"], indent=2))
     return 0
@@ -256,7 +295,6 @@ def main_recorded(args: argparse.Namespace) -> int:
     """Score one recorded call against its call group of the cases."""
     from agent import settings as settings_module
     from agent.models.load import resolve_all
-    from agent.speech.asr import Transcriber
     from agent.speech.vad import SileroVad
 
     calls: dict[str, list[Case]] = {}
@@ -276,7 +314,7 @@ def main_recorded(args: argparse.Namespace) -> int:
         return 2
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
-    rows = score_recording(group, legs, Transcriber(resolved["asr"], threads=1),
+    rows = score_recording(group, legs, scorer(resolved["asr"]),
                            lambda: SileroVad(resolved["vad"].location), kb_hint(args.kb))
     report = {"summary": summarize(rows), "cases": rows, "recording": str(args.recording), "tick_ms": TICK_MS}
     args.out.mkdir(parents=True, exist_ok=True)

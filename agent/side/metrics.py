@@ -34,6 +34,10 @@ class Metrics:
         self.registered = Gauge("agent_sip_registered", "1 while registered to the configured registrar.",
                                 registry=r)
         self.registrations = Counter("agent_sip_registrations", "REGISTER outcomes.", ["outcome"], registry=r)
+        self.speech_cache = Counter("agent_speech_cache_lookups", "Answer audio looked up in the speech cache, by "
+                                    "result (hit: rendered ahead; miss: synthesised during the call).", ["result"],
+                                    registry=r)
+        self.render_backlog = Gauge("agent_speech_render_backlog", "Answer sentences not rendered yet.", registry=r)
         self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
                                ["status", "reason"], registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
@@ -55,6 +59,10 @@ class Metrics:
         """A registration outcome (a RegistrationStatus), from the SIP thread."""
         self.registered.set(1 if status.registered else 0)
         self.registrations.labels("ok" if status.registered else "failed").inc()
+
+    def speech_lookup(self, hit: bool) -> None:
+        """A speech cache lookup (from a model worker)."""
+        self.speech_cache.labels("hit" if hit else "miss").inc()
 
     def refusal(self, refusal) -> None:
         """An INVITE refused (a screening.Refusal), from the SIP thread."""

@@ -15,7 +15,7 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
          "expect_any": ["Monday to Friday"]},
         {"id": "warranty", "call": "a", "say": "What warranty comes with a new boiler?",
          "expect_any": ["10-year", "10 year"], "barge_in_at_ms": 1500},
-        {"id": "pizza", "call": "b", "say": "Can I order a large pepperoni pizza?", "expect_abstain": True},
+        {"id": "table", "call": "b", "say": "Can I book a table for two tonight?", "expect_abstain": True},
     ]) + "\n")
     out = tmp_path / "out"
     env = {**os.environ, "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
@@ -26,7 +26,10 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     summary, rows = report["summary"], {r["id"]: r for r in report["cases"]}
     assert summary["n"] == 3 and summary["errors"] == 0
     assert rows["hours"]["interrupted"] and rows["hours"]["correct"] is None  # barged in on purpose
-    assert rows["warranty"]["correct"] and rows["pizza"]["correct"] and rows["pizza"]["abstained"]
+    assert rows["warranty"]["correct"] and rows["table"]["correct"] and rows["table"]["abstained"]
+    # Beside what the scorer heard, the agent's own record: what it heard and what it answered.
+    assert "10-year" in rows["warranty"]["agent_answer"] and rows["table"]["agent_outcome"] == "answered"
+    assert "table" in rows["table"]["agent_heard"].lower()
     assert 0 < rows["hours"]["latency_ms"] < 5000
     assert rows["warranty"]["bargein_ms"] is not None and rows["warranty"]["bargein_ms"] < 1000
     assert (out / "report.md").read_text().startswith("# Call replay") and (out / "latency.png").stat().st_size > 0

@@ -25,7 +25,8 @@ def _response_count(agent) -> float:
 def side_agent(tmp_path_factory, settings):
     tmp = tmp_path_factory.mktemp("side")
     shutil.copytree(REPO / "kb", tmp / "kb")
-    agent = AgentProcess(tmp, settings, wait_ready=False, admin_token=TOKEN, kb_dir=tmp / "kb", inactivity_s=60)
+    agent = AgentProcess(tmp, settings, wait_ready=False, admin_token=TOKEN, kb_dir=tmp / "kb", inactivity_s=60,
+                         speech_prerender="true")
     agent.tmp = tmp
     deadline, statuses = time.monotonic() + 120, []
     while time.monotonic() < deadline:
@@ -69,6 +70,22 @@ def test_a_real_call_is_measured_recorded_and_its_transcript_is_right(side_agent
     assert {"endpointing_ms", "asr_ms", "retrieval_ms", "response_ms"} <= turn["latencies_ms"].keys()
     summary = side_agent.http("GET", "/metrics/summary").json()["stages"]
     assert summary["response"]["count"] >= 1 and "p95_ms" in summary["asr"]
+
+
+def _cache_lookups(agent, result: str) -> float:
+    for family in text_string_to_metric_families(agent.http("GET", "/metrics").text):
+        if family.name == "agent_speech_cache_lookups":
+            return sum(s.value for s in family.samples if s.labels.get("result") == result
+                       and s.name.endswith("_total"))
+    return 0.0
+
+
+def test_answers_rendered_between_calls_are_played_from_the_speech_cache(side_agent, models, questions, tmp_path):
+    assert side_agent.wait_for("speech.prerendered", 1, timeout=180), "the KB's answers were never rendered"
+    hits, misses = _cache_lookups(side_agent, "hit"), _cache_lookups(side_agent, "miss")
+    timeline = place_call(side_agent, tmp_path, "--question", str(questions["hours"]), duration=12)
+    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    assert _cache_lookups(side_agent, "hit") > hits and _cache_lookups(side_agent, "miss") == misses
 
 
 @pytest.mark.parametrize(("headers", "status"), [({}, 401), ({"Authorization": "Bearer wrong"}, 401),
