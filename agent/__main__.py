@@ -148,9 +148,13 @@ class _HttpServer(uvicorn.Server):
 
 async def _purge_daily(store: SqliteCallStore, days: int) -> None:
     while True:
-        purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
-        event(log, "records.purged", calls=purged, retention_days=days)
-        await asyncio.sleep(86400)
+        try:
+            purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
+            event(log, "records.purged", calls=purged, retention_days=days)
+            await asyncio.sleep(86400)
+        except Exception as exc:  # a locked or full store: try again in an hour
+            event(log, "records.purge_failed", logging.WARNING, error=type(exc).__name__)
+            await asyncio.sleep(3600)
 
 
 async def serve(settings: Settings, dialplan: Dialplan) -> None:
@@ -182,7 +186,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         del state.not_ready["kb"]
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
-        agent = Agent(settings, models, dialplan, knowledge, voices, workers, Reporter(metrics, store),
+        reporter = Reporter(metrics, store)
+        agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
                       on_render_backlog=metrics.render_backlog.set)
         state.registration = lambda: agent.registration
@@ -193,6 +198,9 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
               http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,
               profiles=",".join(f"{p.name}:{p.kb_dir}" for p in dialplan.profiles))
         await stop.wait()
+        state.not_ready["shutdown"] = "draining calls"
+        await agent.drain(settings.drain_s)
+        await reporter.flush(10)
     finally:
         if agent is not None:
             await agent.stop()

@@ -116,6 +116,11 @@ class Settings:
     inactivity_s: int = setting(20, "Caller silent this long: ask if they are still there; again: hang up.",
                                 low=3, high=3600)
     dead_call_s: int = setting(30, "Hang up when no RTP has arrived for this long.", low=5, high=3600)
+    model_deadline_s: float = setting(10.0, "Longest a turn may wait for its models (speech recognition, a "
+                                      "sentence's synthesis); beyond it the caller hears an apology.", low=1,
+                                      high=120)
+    drain_s: int = setting(20, "On SIGTERM: new calls get 503 and calls in progress get this long to hear the end of "
+                           "their sentence and a goodbye before the agent exits.", low=0, high=600)
     speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
                                      "refresh (paused while calls are up), so answers start from a file read.")
     greeting: str = setting("Hello, thanks for calling. How can I help you?", "Spoken when a call is answered.")
@@ -204,6 +209,9 @@ def _check_together(s: Settings) -> None:
         parse_networks(s.sip_trusted_peers)
     except ValueError as exc:
         raise SettingsError(f"AGENT_SIP_TRUSTED_PEERS: {exc}") from None
+    if s.admin_token is not None and len(s.admin_token) < 16 and not ipaddress.ip_address(s.http_host).is_loopback:
+        raise SettingsError(f"AGENT_ADMIN_TOKEN: {len(s.admin_token)} characters; the side app listens on "
+                            f"{s.http_host}, beyond this machine, so the token needs at least 16")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
 

@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> dict:
     config.medConfig.clockRate = RATE
     config.medConfig.sndClockRate = RATE
     config.uaConfig.mainThreadOnly = False
-    config.medConfig.noVad = True
+    # Silence suppression (a DTX phone): no RTP at all while the caller is quiet.
+    config.medConfig.noVad = not args.silence_suppression
     config.medConfig.ecTailLen = 0
     config.medConfig.txDropPct = args.loss  # a lossy line: this share of the caller's RTP packets never leaves
     config.logConfig.level = config.logConfig.consoleLevel = int(__import__("os").environ.get("CALLER_LOG", "1"))
@@ -277,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hold-at", type=float)
     parser.add_argument("--unhold-at", type=float)
     parser.add_argument("--loss", type=int, default=0, help="percent of outgoing RTP packets dropped")
+    parser.add_argument("--silence-suppression", action="store_true", help="send no RTP while quiet (VAD/DTX)")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", type=Path, required=True)
     timeline = run(parser.parse_args(argv))

@@ -24,6 +24,10 @@ class Playout:
         self._silence = np.zeros(frame_samples, dtype=np.int16)
         self.frames_played = 0
         """Non-silent frames handed to the media thread since the call started."""
+        self._queued = 0
+        """Frames ever queued; with frames_played, places the utterance ends below."""
+        self._ends: deque[int] = deque()
+        """Where each queued utterance ends, counted in frames ever queued (see finish)."""
 
     def push(self, pcm: np.ndarray) -> None:
         """Queue audio; whole frames are playable at once, a remainder waits for more or `finish()`."""
@@ -32,6 +36,7 @@ class Playout:
             whole = len(data) // self.frame_samples * self.frame_samples
             for start in range(0, whole, self.frame_samples):
                 self._frames.append(data[start:start + self.frame_samples])
+            self._queued += whole // self.frame_samples
             self._partial = data[whole:]
 
     def finish(self) -> None:
@@ -41,13 +46,17 @@ class Playout:
                 frame = np.zeros(self.frame_samples, dtype=np.int16)
                 frame[:len(self._partial)] = self._partial
                 self._frames.append(frame)
+                self._queued += 1
                 self._partial = np.zeros(0, dtype=np.int16)
+            self._ends.append(self._queued)
 
     def pop(self) -> tuple[np.ndarray, bool]:
         """The next frame and whether it is speech; silence when nothing is queued."""
         with self._lock:
             if self._frames:
                 self.frames_played += 1
+                while self._ends and self._ends[0] <= self.frames_played:
+                    self._ends.popleft()
                 return self._frames.popleft(), True
             return self._silence, False
 
@@ -56,6 +65,22 @@ class Playout:
         with self._lock:
             dropped = len(self._frames) + (1 if len(self._partial) else 0)
             self._frames.clear()
+            self._partial = np.zeros(0, dtype=np.int16)
+            self._queued, self._ends = self.frames_played, deque()
+            return dropped
+
+    def finish_current(self) -> int:
+        """Keep the utterance being played to its end and drop the ones queued after it (a shutdown lets
+        the caller hear the end of the sentence, not the rest of the answer); return frames dropped."""
+        with self._lock:
+            if not self._ends:
+                return 0  # the utterance is still being queued: all of it is the current one
+            keep = self._ends[0] - self.frames_played
+            dropped = len(self._frames) - keep
+            for _ in range(dropped):
+                self._frames.pop()
+            self._queued -= dropped
+            self._ends = deque([self._ends[0]])
             self._partial = np.zeros(0, dtype=np.int16)
             return dropped
 

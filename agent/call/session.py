@@ -19,6 +19,7 @@ import numpy as np
 
 from agent.audio.pcm import int16_to_float
 from agent.call.echo import EchoGate, rms
+from agent.call.limits import CallLimits, LimitAction
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
@@ -32,6 +33,12 @@ from agent.speech.asr import Transcriber
 from agent.speech.vad import WINDOW, SileroVad
 
 log = logging.getLogger(__name__)
+
+
+MAX_QUEUED_FRAMES = 250
+"""5 s of 20 ms frames waiting for the audio path; beyond that frames are dropped (and counted)."""
+GOODBYE_WAIT_S = 15.0  # longest goodbye phrase, with room to spare
+MAX_DTMF_RECORDED = 64
 
 
 class CallReporter(Protocol):
@@ -51,10 +58,15 @@ class CallSession:
     def __init__(self, leg: CallLeg, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
                  knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
-                 dead_call_s: float, reporter: CallReporter) -> None:
+                 dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
+                 model_deadline_s: float = 10.0) -> None:
+        """`models`: the executor ASR and TTS run on; `vad_pool`: VAD's own (default: `models`), so a busy
+        model pool never delays the turn-taking of any call."""
         self.leg, self._loop = leg, loop
         self._pipeline, self._phrases = Pipeline(transcriber, knowledge, voice, models), phrases
         self._vad, self._turns, self._memory = vad, TurnDetector(turn_config), memory
+        self._vad_pool = vad_pool or models
+        self._model_deadline_s = model_deadline_s
         self._gate = EchoGate(echo_gate_db)
         self._limits = (inactivity_s, max_call_s, dead_call_s)
         self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
@@ -68,6 +80,7 @@ class CallSession:
         self._media = asyncio.Event()
         self._ended = asyncio.Event()
         self._reporter = reporter
+        self.dropped_frames = 0
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time())
 
     # --- called from pjsua2 threads
@@ -81,12 +94,19 @@ class CallSession:
         self._loop.call_soon_threadsafe(self._dtmf, digit)
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
-        self._loop.call_soon_threadsafe(self._frames.put_nowait, (pcm, outbound_rms))
+        self._loop.call_soon_threadsafe(self._queue_frame, (pcm, outbound_rms))
 
     def on_ended(self, reason: str) -> None:
         self._loop.call_soon_threadsafe(self._end, reason)
 
     # --- event loop
+    def _queue_frame(self, item: tuple[np.ndarray, float]) -> None:
+        """Frames wait for the audio path; a stalled path drops them rather than piling them up forever."""
+        if self._frames.qsize() < MAX_QUEUED_FRAMES:
+            self._frames.put_nowait(item)
+        else:
+            self.dropped_frames += 1
+
     def _media_ready(self, codec: str, clock_rate: int) -> None:
         if not self._media.is_set():
             self.record.codec = f"{codec}/{clock_rate}"
@@ -101,7 +121,8 @@ class CallSession:
         self._held = held
 
     def _dtmf(self, digit: str) -> None:
-        self.record.dtmf.append(digit)
+        if len(self.record.dtmf) < MAX_DTMF_RECORDED:  # a caller (or a fuzzer) may send thousands
+            self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
         if digit == "*" and len(self._last_reply) and not self._held:
@@ -138,6 +159,12 @@ class CallSession:
         try:
             while (item := await self._frames.get()) is not None:
                 await self._on_frame(*item)
+        except Exception as exc:
+            # The audio path broke: a silent line helps nobody, so the call ends, recorded as failed.
+            self.record.outcome = "failed: audio"
+            event(log, "call.audio_failed", logging.ERROR, call=self.leg.sip_call_id, error=type(exc).__name__)
+            self._reporter.error("audio")
+            self.leg.hang_up()
         finally:
             watchdog.cancel()
             self._drop_speculation()
@@ -157,7 +184,7 @@ class CallSession:
         while len(self._pending) >= WINDOW:
             window, self._pending = self._pending[:WINDOW], self._pending[WINDOW:]
             samples = int16_to_float(window)
-            probability = await self._loop.run_in_executor(None, self._vad.window_probability, samples)
+            probability = await self._loop.run_in_executor(self._vad_pool, self._vad.window_probability, samples)
             if not self._gate.admits(rms(window)):
                 probability = 0.0  # the agent's own voice coming back (or its tail): not the caller
             for turn_event in self._turns.push(samples, probability):
@@ -207,7 +234,10 @@ class CallSession:
         turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms))
         cancelled, stage = self._reply_cancel, "asr"
         try:
-            prepared = await preparing
+            # A model that hangs must not silence the call: past the deadline the caller hears an apology.
+            stage = "timeout"
+            prepared = await asyncio.wait_for(preparing, self._model_deadline_s)
+            stage = "asr"
             if prepared.failed is not None:
                 stage = prepared.failed[0]
                 raise prepared.failed[1]
@@ -233,8 +263,9 @@ class CallSession:
             turn.response_ms = self._response_ms(speech_end)
             spoken, stage = [], "tts"
             for n, chunk in enumerate(prepared.chunks):
-                pcm = prepared.first_audio if n == 0 else await self._loop.run_in_executor(
-                    self._pipeline.models, self._pipeline.voice.speak, chunk.spoken, cancelled)
+                pcm = prepared.first_audio if n == 0 else await asyncio.wait_for(self._loop.run_in_executor(
+                    self._pipeline.models, self._pipeline.voice.speak, chunk.spoken, cancelled),
+                    self._model_deadline_s)
                 self._say(pcm)
                 spoken.append(pcm)
                 turn.answer.append(chunk.text)
@@ -262,50 +293,57 @@ class CallSession:
         return (self._loop.time() + queued_s - speech_end) * 1000
 
     async def _watch_limits(self) -> None:
-        """Inactivity prompt and hang-up, maximum call length, and dead calls (no RTP)."""
-        try:
-            await self._enforce_limits()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("call.watchdog_failed")
-
-    async def _enforce_limits(self) -> None:
+        """Enforces the call's limits (see limits). A failed check is logged and the next one runs: no error
+        may leave a call without its limits."""
         inactivity_s, max_call_s, dead_call_s = self._limits
-        started = self._loop.time()
-        self.record.last_caller_speech = started
-        agent_last_spoke = started
-        asked_at: float | None = None
-        packets, packets_changed = -1, started
+        limits = CallLimits(self._loop.time(), inactivity_s, max_call_s, dead_call_s)
+        self.record.last_caller_speech = self._loop.time()
         while True:
             await asyncio.sleep(0.5)
-            now = self._loop.time()
-            if now - started > max_call_s:
-                return await self._goodbye("maximum call length")
-            count = await asyncio.wrap_future(self.leg.query(lambda call: call.rtp_packets_received()))
-            if count is None:
-                return  # the call is gone
-            if count != packets:
-                packets, packets_changed = count, now
-            elif now - packets_changed > dead_call_s:
-                self.record.outcome = "dead call (no RTP)"
-                return self.leg.hang_up()
-            if self.agent_speaking or self._held:
-                agent_last_spoke = now
-                continue
-            if asked_at is not None and self.record.last_caller_speech > asked_at:
-                asked_at = None  # they answered
-            if now - max(self.record.last_caller_speech, agent_last_spoke) > inactivity_s:
-                if asked_at is not None:
-                    return await self._goodbye("caller silent")
-                asked_at = now
-                event(log, "call.still_there", call=self.leg.sip_call_id)
-                self._say(self._phrases.still_there)
+            try:
+                packets = None
+                if not self._held:
+                    packets = await asyncio.wrap_future(self.leg.query(lambda call: call.rtp_packets_received()))
+                    if packets is None:
+                        return  # the call is gone
+                verdict = limits.check(self._loop.time(), held=self._held, agent_speaking=self.agent_speaking,
+                                       last_caller_speech=self.record.last_caller_speech, rtp_packets=packets)
+                if verdict.action is LimitAction.ASK_STILL_THERE:
+                    event(log, "call.still_there", call=self.leg.sip_call_id)
+                    self._say(self._phrases.still_there)
+                elif verdict.action is LimitAction.GOODBYE:
+                    return await self._goodbye(verdict.outcome)
+                elif verdict.action is LimitAction.HANG_UP:
+                    self.record.outcome = verdict.outcome
+                    return self.leg.hang_up()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                event(log, "call.watchdog_error", logging.WARNING, call=self.leg.sip_call_id,
+                      error=type(exc).__name__)
 
-    async def _goodbye(self, outcome: str) -> None:
+    async def wind_down(self) -> None:
+        """The agent is shutting down: the sentence being spoken ends, no more of the answer follows, the
+        caller hears goodbye, then the call is hung up."""
+        if self._ended.is_set():
+            return
+        self.record.outcome = self.record.outcome or "agent shut down"
+        self._drop_speculation()
+        self._reply_cancel.set()
+        if self._reply is not None and not self._reply.done():
+            self._reply.cancel()
+        self.leg.playout.finish_current()
+        await self._goodbye(self.record.outcome, cut=False)
+
+    async def _goodbye(self, outcome: str, cut: bool = True) -> None:
         self.record.outcome = outcome
-        self._interrupt()
+        if cut:
+            self._interrupt()
         self._say(self._phrases.goodbye)
+        # Bounded: should the line stop taking audio (a hold that came just now), the goodbye never drains.
+        deadline = asyncio.get_running_loop().time() + GOODBYE_WAIT_S
         while self.leg.playout.pending_frames and not self._ended.is_set():
+            if asyncio.get_running_loop().time() > deadline:
+                break
             await asyncio.sleep(0.05)
         self.leg.hang_up()

@@ -113,6 +113,8 @@ class KnowledgeIndex:
         self.fingerprint = hashlib.sha256(json.dumps(
             [model_identity, CHUNKER_VERSION, chunk_target_chars, chunk_max_chars]).encode()).hexdigest()[:16]
         self._lock = threading.Lock()
+        self.problem: str | None = None
+        """Why the last refresh did not bring the index in line with the KB (None when it did)."""
         self.snapshot = Snapshot.build([], embedder.dim)
         if self.store.fingerprint() == self.fingerprint:
             self.snapshot = Snapshot.build(self.store.load(), embedder.dim)
@@ -138,6 +140,15 @@ class KnowledgeIndex:
         for path, reason in found.rejected.items():
             event(log, "kb.rejected", logging.WARNING, path=path, reason=reason)
         previous = self.store.document_hashes()
+        if previous and not found.documents:
+            # A missing, unmounted or emptied KB directory is far likelier a mistake than a wish to forget
+            # everything: the index keeps answering, and readiness says why (delete the index file to
+            # really start from an empty KB).
+            why = found.rejected.get(".") or f"KB directory {self.kb_dir} has no readable documents"
+            report.error = self.problem = f"{why}; the previous index ({len(previous)} documents) is kept"
+            report.chunks, report.seconds = len(self.snapshot.chunks), time.perf_counter() - started
+            event(log, "kb.refresh_refused", logging.ERROR, reason=report.error)
+            return report
         rebuild_all = self.store.fingerprint() != self.fingerprint
         to_embed: list[Document] = []
         for path, document in found.documents.items():
@@ -165,6 +176,7 @@ class KnowledgeIndex:
         except Exception as exc:  # embedding, disk or database failure: keep the previous index
             report.error = f"{type(exc).__name__}: {exc}"
             event(log, "kb.refresh_failed", logging.ERROR, error=report.error)
+        self.problem = report.error
         report.chunks = len(self.snapshot.chunks)
         report.seconds = time.perf_counter() - started
         event(log, "kb.refreshed", added=report.added, changed=report.changed, deleted=report.deleted,

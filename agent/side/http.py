@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import time
 from dataclasses import dataclass, field
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
@@ -21,6 +22,30 @@ from agent.side.metrics import Metrics, summary_markdown
 from agent.side.records import CallStore
 
 MAX_BODY_BYTES = 64 * 1024
+AUTH_FAILURES = 10
+"""Wrong tokens one client may send within AUTH_BLOCK_S before it is refused outright (429)."""
+AUTH_BLOCK_S = 60
+
+
+class AuthFailures:
+    """Failed admin logins per client address, so a token cannot be guessed at the speed of the network."""
+
+    def __init__(self) -> None:
+        self._failures: dict[str, list[float]] = {}
+
+    def failed(self, client: str, now: float) -> None:
+        if len(self._failures) > 10_000:  # a spray from many addresses: forget the oldest half
+            for key in list(self._failures)[:5_000]:
+                del self._failures[key]
+        self._failures.setdefault(client, []).append(now)
+
+    def blocked(self, client: str, now: float) -> bool:
+        recent = [t for t in self._failures.get(client, ()) if t > now - AUTH_BLOCK_S]
+        if recent:
+            self._failures[client] = recent
+        else:
+            self._failures.pop(client, None)
+        return len(recent) >= AUTH_FAILURES
 
 
 @dataclass
@@ -41,6 +66,9 @@ class SideState:
 
     def readiness(self) -> dict[str, str]:
         reasons = dict(self.not_ready)
+        for name, knowledge in (self.knowledge or {}).items():
+            if knowledge.index.problem:
+                reasons[f"kb:{name}"] = knowledge.index.problem
         if "sip" not in reasons and not self.sip_listening():
             reasons["sip"] = "not listening"
         registration = self.registration()
@@ -63,12 +91,20 @@ def create_app(state: SideState) -> FastAPI:
             return JSONResponse({"detail": "chunked request bodies are not accepted"}, status_code=411)
         return await call_next(request)
 
+    failures = AuthFailures()
+
     def admin(request: Request) -> None:
         token = state.settings.admin_token
         if not token:
             raise HTTPException(403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them")
+        client = request.client.host if request.client else "?"
+        now = time.monotonic()
+        if failures.blocked(client, now):
+            raise HTTPException(429, "too many failed attempts; try again later",
+                                headers={"Retry-After": str(AUTH_BLOCK_S)})
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+            failures.failed(client, now)
             raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
 
     @app.get("/healthz")
@@ -96,7 +132,8 @@ def create_app(state: SideState) -> FastAPI:
         if format == "markdown":
             return PlainTextResponse(summary_markdown(summary, state.settings.metrics_window_s),
                                      media_type="text/markdown")
-        return {"window_s": state.settings.metrics_window_s, "stages": summary}
+        return {"window_s": state.settings.metrics_window_s, "stages": summary,
+                "cpu_s_per_turn": state.metrics.cpu_per_turn()}
 
     @app.post("/kb/reindex", dependencies=[Depends(admin)])
     async def reindex(profile: str | None = Query(None, description="one dialplan profile; default: all")):

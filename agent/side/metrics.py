@@ -38,10 +38,17 @@ class Metrics:
                                     "result (hit: rendered ahead; miss: synthesised during the call).", ["result"],
                                     registry=r)
         self.render_backlog = Gauge("agent_speech_render_backlog", "Answer sentences not rendered yet.", registry=r)
+        self.record_writes_pending = Gauge("agent_record_writes_pending", "Call-record writes waiting for the store.",
+                                           registry=r)
         self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
                                ["status", "reason"], registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
+        # CPU per answered turn in PromQL: rate(agent_process_cpu_seconds) / rate(agent_response_seconds_count).
+        self.cpu = Gauge("agent_process_cpu_seconds", "CPU time of the agent process, all threads (user + system).",
+                         registry=r)
+        self.cpu.set_function(time.process_time)
+        self._turn_cpu: deque[tuple[float, float]] = deque()
         self._window_s = window_s
         self._samples: dict[str, deque[tuple[float, float]]] = {s: deque() for s in STAGES}
         self._lock = threading.Lock()
@@ -50,10 +57,19 @@ class Metrics:
         """Record one stage duration in the histogram and the sliding window."""
         if stage == "response":
             self.response.observe(seconds)
+            with self._lock:
+                at = time.monotonic() if now is None else now
+                self._turn_cpu.append((at, time.process_time()))
+                while self._turn_cpu[0][0] < at - self._window_s:
+                    self._turn_cpu.popleft()
         else:
             self.stage.labels(stage).observe(seconds)
+        now = time.monotonic() if now is None else now
         with self._lock:
-            self._samples[stage].append((time.monotonic() if now is None else now, seconds))
+            samples = self._samples[stage]
+            samples.append((now, seconds))
+            while samples[0][0] < now - self._window_s:  # kept within the window without a scrape
+                samples.popleft()
 
     def registration(self, status) -> None:
         """A registration outcome (a RegistrationStatus), from the SIP thread."""
@@ -83,6 +99,17 @@ class Metrics:
                 else:
                     out[stage] = {"count": 0}
         return out
+
+    def cpu_per_turn(self, now: float | None = None) -> float | None:
+        """Agent CPU-seconds per answered turn over the window: all the process spent (listening, VAD, the
+        bridge, the models) between the first and the last answer in it, over the answers after the first."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            while self._turn_cpu and self._turn_cpu[0][0] < now - self._window_s:
+                self._turn_cpu.popleft()
+            if len(self._turn_cpu) < 2:
+                return None
+            return round((self._turn_cpu[-1][1] - self._turn_cpu[0][1]) / (len(self._turn_cpu) - 1), 3)
 
 
 def summary_markdown(summary: dict[str, dict[str, float | int]], window_s: float) -> str:

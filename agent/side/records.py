@@ -8,6 +8,7 @@ PostgreSQL (several agents sharing one) implements the same five methods.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.call.record import CallRecord, TurnRecord
+from agent.logs import event
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -46,6 +50,22 @@ class SqliteCallStore:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        try:
+            self._create()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise  # locked or unreadable: nothing to conclude about the file itself
+            # A damaged file must not keep the agent from starting (a container would restart forever):
+            # it is kept aside for recovery, and a new store begins.
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            for suffix in ("", "-wal", "-shm"):
+                source = Path(f"{path}{suffix}")
+                if source.exists():
+                    source.rename(Path(f"{aside}{suffix}"))
+            event(log, "records.damaged", logging.ERROR, error=str(exc)[:120], kept_as=aside.name)
+            self._create()
+
+    def _create(self) -> None:
         with self._connect() as db:
             db.executescript(_SCHEMA)
             # Stores written before turns had a `hearing` column keep their rows and gain the column.
@@ -53,7 +73,8 @@ class SqliteCallStore:
                 db.execute("ALTER TABLE turns ADD COLUMN hearing TEXT DEFAULT '{}'")
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30)
+        # A short wait: a locked store fails fast and the record writer retries (agent.side.writer).
+        db = sqlite3.connect(self.path, timeout=2)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.row_factory = sqlite3.Row

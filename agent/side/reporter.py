@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 
 from agent.call.record import CallRecord, TurnRecord
 from agent.side.metrics import Metrics
 from agent.side.records import CallStore
+from agent.side.writer import RecordWriter
 
 log = logging.getLogger(__name__)
 
@@ -18,21 +20,21 @@ _STAGE_FIELDS = {"vad_endpointing": "endpointing_ms", "asr_queue_wait": "asr_que
 
 
 class Reporter:
-    """Metrics are updated at once; records are written in a worker thread, one write per event,
-    so a crash mid-call keeps every completed turn."""
+    """Metrics are updated at once; records are written by the record writer, one write per event, in
+    order, so a crash mid-call keeps every completed turn and a stalled store stalls no call."""
 
     def __init__(self, metrics: Metrics, store: CallStore) -> None:
         self.metrics = metrics
         self.store = store
+        self._writer = RecordWriter(metrics.record_writes_pending.set)
 
     def _write(self, method, *args) -> None:
-        future = asyncio.get_running_loop().run_in_executor(None, method, *args)
-        future.add_done_callback(self._log_failure)
+        # Snapshot what is written now: the session goes on changing the record while the write waits.
+        self._writer.submit(method, *copy.deepcopy(args))
 
-    @staticmethod
-    def _log_failure(future: asyncio.Future) -> None:
-        if not future.cancelled() and future.exception() is not None:
-            log.error("records.write_failed", exc_info=future.exception())
+    async def flush(self, timeout: float) -> bool:
+        """Wait for the record writes still queued (before the process exits)."""
+        return await asyncio.to_thread(self._writer.flush, timeout)
 
     def call_started(self, call: CallRecord) -> None:
         self.metrics.active_calls.inc()

@@ -100,6 +100,8 @@ class SipEndpoint:
         self._ports: list[BridgePort] = []
         self._spare_ports: list[BridgePort] = []
         self._stopping = threading.Event()
+        self.draining = False
+        """Shutting down: new INVITEs get 503 (the proxy in front tries another agent)."""
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="sip", daemon=True)
@@ -252,7 +254,8 @@ class SipEndpoint:
         pjsip must not act on it (see screening), 404 when it is addressed elsewhere, 486 beyond max_calls
         or when the app declines it, else 180 and 200 and hand the call to the app."""
         address = source_address(source)
-        refusal = self.admission.check(address, time.monotonic()) or screen_invite(message)
+        refusal = Refusal(503, "shutting down") if self.draining else None
+        refusal = refusal or self.admission.check(address, time.monotonic()) or screen_invite(message)
         if refusal is not None:
             return self.refuse(account, call_id, refusal, source)
         host = request_uri_host(message)
@@ -262,7 +265,11 @@ class SipEndpoint:
         if len(self._calls) >= self.config.max_calls:
             return self.refuse(account, call_id, Refusal(486, "max calls"), source)
         call = self._calls[call_id] = SipCall(account, call_id, self)
-        observer = self._new_call(call.make_leg())
+        try:
+            observer = self._new_call(call.make_leg())
+        except Exception:  # the app could not set the call up: refuse it, the endpoint goes on
+            log.exception("sip.session_failed")
+            return self.refuse(account, call_id, Refusal(500, "session failed"), source, call)
         if observer is None:  # the app's own limit (the dialled profile's max_calls)
             return self.refuse(account, call_id, Refusal(486, "profile busy"), source, call)
         call.observer, call.source = observer, address

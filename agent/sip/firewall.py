@@ -98,13 +98,10 @@ class SipFirewall:
         if self._udp is None or state == self.state:
             return 0
         self.state = state
-        program = compile_filter(state)
-        array = (_Instruction * len(program))(*[_Instruction(*i) for i in program])
-        fprog = _Program(len(program), array)
-        raw = ctypes.string_at(ctypes.addressof(fprog), ctypes.sizeof(fprog))
+        compiled = _Compiled(compile_filter(state))
         for sock in (self._udp, self._tcp):
             if sock is not None:
-                sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, raw)
+                sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, compiled.raw)
         event(log, "sip.firewall", blocked=len(state.blocked), flood=state.only is not None)
         self._shut_down_connections(state)
         return self.purge()
@@ -126,6 +123,23 @@ class SipFirewall:
             self._udp.recvfrom(65535, socket.MSG_DONTWAIT)
             dropped += 1
 
+    def lock_media(self, local_ports: list[int], peers: set[str]) -> bool:
+        """Let a call's RTP and RTCP sockets (bound to `local_ports` on the SIP address) take packets only from
+        `peers` (the addresses its offer and its signalling came from): pjsip would otherwise switch a call's
+        audio to whoever sprays its port long enough. True when every socket was found and locked."""
+        if not self.available:
+            return False
+        compiled = _Compiled(compile_filter(FilterState(frozenset(), tuple(
+            ipaddress.ip_network(p) for p in peers if ipaddress.ip_address(p).version == 4))))
+        locked = 0
+        for port in local_ports:
+            sock = _socket_for("udp", self._host, port, socket.SOCK_DGRAM)
+            if sock is not None:
+                with sock:
+                    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, compiled.raw)
+                locked += 1
+        return locked == len(local_ports)
+
     def _shut_down_connections(self, state: FilterState) -> None:
         """TCP connections keep the filter they were accepted with: end those of cut-off peers."""
         for inode, remote in _tcp_connections(self._host, self._port).items():
@@ -134,6 +148,16 @@ class SipFirewall:
                 if fd is not None:
                     with socket.socket(fileno=os.dup(fd)) as sock, contextlib.suppress(OSError):
                         sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Compiled:
+    """A sock_fprog for SO_ATTACH_FILTER. It points at the instruction array, which must stay alive until
+    setsockopt has copied it into the kernel: hold this object across the call."""
+
+    def __init__(self, program: list[tuple[int, int, int, int]]) -> None:
+        self._array = (_Instruction * len(program))(*[_Instruction(*i) for i in program])
+        self._fprog = _Program(len(program), self._array)
+        self.raw = ctypes.string_at(ctypes.addressof(self._fprog), ctypes.sizeof(self._fprog))
 
 
 def _hex_address(host: str, port: int) -> str:

@@ -185,6 +185,17 @@ class SipCall(pj.Call):
         audio.startTransmit(self.port)
         self.port.startTransmit(audio)
         self._audio_index = index
+        self._lock_media(index)
+
+    def _lock_media(self, index: int) -> None:
+        """Only the peer the offer names (or the signalling came from) may send this call's RTP."""
+        transport = self.getMedTransportInfo(index)  # held in names: SWIG temporaries die with the line
+        stream = self.getStreamInfo(index)
+        ports = [int(transport.localRtpName.rsplit(":", 1)[1]), int(transport.localRtcpName.rsplit(":", 1)[1])]
+        peers = {host for host in (stream.remoteRtpAddress.rsplit(":", 1)[0].strip("[]"), self.source) if host}
+        locked = self._endpoint.firewall.lock_media(ports, peers)
+        event(log, "call.media_locked", call=self.sip_call_id, rtp_port=ports[0], peers=",".join(sorted(peers)),
+              locked=locked)
 
     def onCallRxOffer(self, prm: pj.OnCallRxOfferParam) -> None:  # noqa: N802
         """A re-INVITE or UPDATE with a new offer: screened like the first one (see screening); a refused

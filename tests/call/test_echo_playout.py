@@ -24,6 +24,25 @@ def test_clear_makes_the_next_frame_silence():
     assert not speech and not frame.any()
 
 
+def test_a_shutdown_lets_the_sentence_being_played_end_and_drops_the_next_ones():
+    playout = Playout(320)
+    for value in (1, 2, 3):  # three sentences of three frames each
+        playout.push(np.full(3 * 320, value, np.int16))
+        playout.finish()
+    playout.pop()  # the first sentence is on the line
+    assert playout.finish_current() == 6
+    heard = [playout.pop() for _ in range(3)]
+    assert [int(frame[0]) for frame, speech in heard] == [1, 1, 0] and [s for _, s in heard] == [True, True, False]
+
+
+def test_a_shutdown_before_anything_plays_keeps_only_the_first_sentence():
+    playout = Playout(320)
+    for value in (1, 2):
+        playout.push(np.full(320, value, np.int16))
+        playout.finish()
+    assert playout.finish_current() == 1 and playout.pending_frames == 1 and playout.pop()[0][0] == 1
+
+
 def test_rms():
     assert rms(np.array([3, -3, 3, -3], dtype=np.int16)) == 3.0 and rms(np.zeros(0)) == 0.0
 

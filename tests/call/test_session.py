@@ -36,8 +36,29 @@ class Recorder:
 
 
 class NoSip:
-    def call_soon(self, command): ...
+    """The SIP side of a leg: commands are only noted (`calls`, when given)."""
+
+    def __init__(self, calls=None):
+        self.calls = calls
+
+    def call_soon(self, command):
+        if self.calls is not None:
+            self.calls.append(command)
+
     def find(self, call_id, sip_call_id): return None
+
+
+class FailingVad:
+    """A VAD whose model breaks mid-call (after half a second of audio)."""
+
+    def __init__(self, vad):
+        self._vad, self._windows = vad, 0
+
+    def window_probability(self, samples):
+        self._windows += 1
+        if self._windows > 15:
+            raise RuntimeError("onnxruntime session lost")
+        return self._vad.window_probability(samples)
 
 
 class UnsureTranscriber:
@@ -47,7 +68,7 @@ class UnsureTranscriber:
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
-def run_call(models, knowledge, transcriber, tmp_path, until):
+def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None):
     """One spoken question into a real session; returns the frames queued for the caller once `until(recorder)`
     holds, the call record, the recorder and the phrases."""
     pcm8 = synthesize_caller(tmp_path, "What are your opening hours?")
@@ -59,9 +80,9 @@ def run_call(models, knowledge, transcriber, tmp_path, until):
     recorder = Recorder()
 
     async def scenario():
-        leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(), 0)
+        leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(leg_calls), 0)
         session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
-                              voice=voice, phrases=phrases, vad=models.new_vad(), turn_config=TurnConfig(),
+                              voice=voice, phrases=phrases, vad=vad or models.new_vad(), turn_config=TurnConfig(),
                               models=ThreadPoolExecutor(1), memory=CallMemory(), echo_gate_db=-9,
                               inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder)
         task = asyncio.create_task(session.run())
@@ -69,7 +90,7 @@ def run_call(models, knowledge, transcriber, tmp_path, until):
             session.on_frame(speech[start:start + FRAME_SAMPLES], 0.0)
         for _ in range(200):
             await asyncio.sleep(0.05)
-            if until(recorder):
+            if until(recorder) or task.done():
                 break
         queued = leg.playout.pending_frames
         session.on_ended("200 Normal call clearing")
@@ -93,3 +114,11 @@ def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models
     (turn,) = record.turns
     assert turn.outcome == "asked again" and turn.asr_logprob == -0.9 and turn.evidence < 0.35
     assert queued >= len(phrases.ask_again) // FRAME_SAMPLES and not turn.answer
+
+
+def test_a_broken_audio_path_hangs_up_and_the_record_says_why(models, bundled_kb, tmp_path):
+    sent_to_sip = []
+    _, record, recorder, _ = run_call(models, bundled_kb, UnsureTranscriber(), tmp_path, lambda r: r.ended,
+                                      vad=FailingVad(models.new_vad()), leg_calls=sent_to_sip)
+    assert record.outcome == "failed: audio" and recorder.errors == ["audio"] and recorder.ended == [record]
+    assert sent_to_sip, "no hang-up was sent to the SIP thread"

@@ -104,6 +104,10 @@ def test_a_dead_agent_is_restarted_by_compose_and_by_the_systemd_unit(compose):
     assert service["Restart"] == "always" and float(service["RestartSec"]) <= 5
     assert service["ExecStart"].endswith("python -m agent run") and service["KillSignal"] == "SIGTERM"
     assert unit["Install"]["WantedBy"] == "multi-user.target"
+    # Both give the agent longer than its SIGTERM drain before they kill it.
+    drain = load({}).drain_s
+    assert int(compose["services"]["agent"]["stop_grace_period"].rstrip("s")) > drain
+    assert int(service["TimeoutStopSec"]) > drain
 
 
 def test_every_asterisk_endpoint_offers_only_codecs_the_agent_accepts(pjsip):

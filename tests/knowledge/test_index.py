@@ -180,3 +180,24 @@ def test_the_refreshed_snapshot_matches_what_a_restart_would_load(tmp_path, embe
     reloaded = make_index(kb, tmp_path / "i.db", embedder).snapshot
     assert [c.chunk.id for c in index.snapshot.chunks] == [c.chunk.id for c in reloaded.chunks]
     assert (index.snapshot.vectors == reloaded.vectors).all()
+
+
+@pytest.mark.parametrize("mishap", ["missing", "emptied"])
+def test_a_missing_or_emptied_kb_directory_never_wipes_the_index(tmp_path, embedder, mishap):
+    import shutil
+
+    kb = _three_docs(tmp_path)
+    index = make_index(kb, tmp_path / "i.db", embedder)
+    index.refresh()
+    if mishap == "missing":
+        shutil.rmtree(kb)  # an unmounted volume, a typo in AGENT_KB_DIR
+    else:
+        for path in kb.iterdir():
+            path.unlink()
+    report = index.refresh()
+    assert not report.ok and "previous index (3 documents) is kept" in report.error
+    assert len(index.snapshot.chunks) == 3 and index.problem == report.error
+    reopened = make_index(kb, tmp_path / "i.db", embedder)  # and after a restart
+    assert len(reopened.snapshot.chunks) == 3
+    _three_docs(tmp_path)
+    assert index.refresh().ok and index.problem is None  # back in line once the KB is back

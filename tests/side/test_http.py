@@ -125,6 +125,21 @@ def test_reindex_during_a_call_does_not_disturb_it(side_agent, models, questions
     assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
 
 
+def test_a_vanished_kb_directory_keeps_the_old_index_and_readiness_says_why(side_agent):
+    kb = side_agent.tmp / "kb"
+    kb.rename(side_agent.tmp / "kb-away")  # an unmounted volume
+    try:
+        response = side_agent.http("POST", "/kb/reindex", TOKEN)
+        assert response.status_code == 500 and "previous index" in response.json()["error"]
+        assert response.json()["chunks"] > 0
+        ready = side_agent.http("GET", "/readyz")
+        assert ready.status_code == 503 and "previous index" in ready.json()["reasons"]["kb:default"]
+    finally:
+        (side_agent.tmp / "kb-away").rename(kb)
+    assert side_agent.http("POST", "/kb/reindex", TOKEN).status_code == 200
+    assert side_agent.http("GET", "/readyz").status_code == 200
+
+
 def test_admin_endpoints_are_refused_until_a_token_is_configured(agent):
     response = agent.http("GET", "/calls")
     assert response.status_code == 403 and "AGENT_ADMIN_TOKEN" in response.json()["detail"]

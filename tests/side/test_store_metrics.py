@@ -78,3 +78,24 @@ def test_how_well_a_turn_was_heard_is_kept_and_an_older_store_gains_the_column(t
                                        asr_logprob=-0.71, evidence=0.21))
     assert store.get("id1")["turns"][0]["hearing"] == {"asr_logprob": -0.71, "evidence": 0.21}
     assert store.get("id1")["turns"][0]["outcome"] == "asked again"
+
+
+def test_a_damaged_store_is_kept_aside_and_a_new_one_begins(tmp_path):
+    path = tmp_path / "calls.db"
+    path.write_bytes(b"this is not a SQLite database, it was damaged on a full disk" * 100)
+    store = SqliteCallStore(path)
+    assert store.recent() == []  # the agent starts with an empty store instead of failing to start
+    (aside,) = tmp_path.glob("calls.db.damaged-*")
+    assert aside.read_bytes().startswith(b"this is not a SQLite")  # nothing already stored is thrown away
+
+
+def test_cpu_per_answered_turn_is_what_the_process_spent_between_answers():
+    metrics = Metrics(window_s=600)
+    assert metrics.cpu_per_turn() is None
+    metrics.observe("response", 0.5)
+    started = time.process_time()
+    while time.process_time() - started < 0.2:  # the work of the next turn
+        sum(range(10_000))
+    metrics.observe("response", 0.5)
+    assert 0.2 <= metrics.cpu_per_turn() < 1.0
+    assert metrics.registry.get_sample_value("agent_process_cpu_seconds") >= 0.2

@@ -1,0 +1,27 @@
+"""The side app's admin token: long enough beyond loopback, and not guessable at network speed."""
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agent.settings import SettingsError, parse
+from agent.side.http import AUTH_FAILURES, SideState, create_app
+from agent.side.metrics import Metrics
+from agent.side.records import SqliteCallStore
+
+TOKEN = "a-long-enough-admin-token"
+
+
+def test_repeated_wrong_tokens_are_refused_outright_even_before_the_right_one(tmp_path):
+    settings = parse([], {"AGENT_ADMIN_TOKEN": TOKEN})
+    client = TestClient(create_app(SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"))))
+    assert client.get("/calls", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    for _ in range(AUTH_FAILURES):
+        assert client.get("/calls", headers={"Authorization": "Bearer guess"}).status_code == 401
+    refused = client.get("/calls", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
+
+
+def test_a_short_token_is_refused_when_the_side_app_listens_beyond_loopback():
+    with pytest.raises(SettingsError, match="at least 16"):
+        parse([], {"AGENT_ADMIN_TOKEN": "short", "AGENT_HTTP_HOST": "0.0.0.0"})
+    assert parse([], {"AGENT_ADMIN_TOKEN": "short"}).admin_token == "short"  # loopback only: the operator's call
