@@ -26,6 +26,7 @@ import numpy as np
 import pjsua2 as pj
 import soxr
 
+from agent.sip.port import read_vector
 from eval.conversation import Conversation, Step
 from eval.wire import answer_over, voiced_ticks
 
@@ -94,7 +95,8 @@ class CallerPort(pj.AudioMediaPort):
     def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802
         if getattr(self, "closed", True):
             return
-        pcm = np.frombuffer(bytes(frame.buf), dtype="<i2").astype(np.int16) if frame.size else np.zeros(TICK, np.int16)
+        pcm = (np.frombuffer(read_vector(frame.buf), dtype="<i2").astype(np.int16) if frame.size
+               else np.zeros(TICK, np.int16))
         with self.lock:
             self.received.append(pcm if len(pcm) == TICK else np.resize(pcm, TICK))
 

@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, default=Path("kb"))
     parser.add_argument("--cases", type=Path, default=Path("eval/cases.jsonl"))
     parser.add_argument("--questions", type=int, default=3, help="questions per call")
-    parser.add_argument("--period", type=float, default=15.0, help="seconds from one question to the next")
+    parser.add_argument("--period", type=float, default=20.0, help="seconds from one question to the next")
     parser.add_argument("--out", type=Path, default=Path("var/eval/load"))
     args = parser.parse_args(argv)
 
@@ -168,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="load-agent-") as scratch:
         pool = [(c, speak(c.say, "slt", Path(scratch))) for c in answerable]
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
-                             kb_dir=args.kb.resolve(), max_calls=max(levels), inactivity_s=60)
+                             kb_dir=args.kb.resolve(), max_calls=max(levels), inactivity_s=60,
+                             speech_prerender="true")
         try:
+            # As in production: every answer sentence rendered before the calls (it takes the cores a while).
+            agent.wait_for("speech.prerendered", 1, timeout=600)
             for pattern in patterns:
                 for n in levels:
                     result = run_level(agent, n, pattern, pool, args.questions, args.period, transcribe)
