@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import uvicorn
 
@@ -19,6 +18,7 @@ from agent import settings as settings_module
 from agent.app import Agent
 from agent.call.prerender import plan
 from agent.call.voice import Voice, phrase_texts
+from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, DialplanError, load_dialplan
 from agent.knowledge.base import KnowledgeBase, open_knowledge, open_knowledge_alone
 from agent.knowledge.memory import CallMemory
@@ -169,8 +169,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
     purge = asyncio.create_task(_purge_daily(store, settings.records_retention_days))
-    # Room for every ASR worker plus speech synthesis and embedding at the same time.
-    workers = ThreadPoolExecutor(max_workers=settings.model_threads + settings.asr_workers, thread_name_prefix="model")
+    # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
+    workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None
     try:
         resolved = resolve_all(settings)
@@ -180,7 +180,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         knowledge = {}
         for profile in dialplan.profiles:
             knowledge[profile.name] = open_knowledge(settings, models.embedder, identity(resolved["embedder"]),
-                                                     workers, kb_dir=profile.kb_dir, index_path=profile.index_path)
+                                                     workers.lane(Priority.BACKGROUND), kb_dir=profile.kb_dir,
+                                                     index_path=profile.index_path)
             await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
         state.knowledge = knowledge
         del state.not_ready["kb"]
@@ -189,10 +190,11 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         reporter = Reporter(metrics, store)
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
-                      on_render_backlog=metrics.render_backlog.set)
+                      on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)
         state.registration = lambda: agent.registration
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening
+        state.spare_calls = lambda: agent.spare_calls
         del state.not_ready["sip"]
         event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
               http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,

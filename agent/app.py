@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pjsua2 as pj
 
+from agent.call.capacity import Capacity, CapacityConfig
 from agent.call.prerender import Prerenderer
 from agent.call.session import CallReporter, CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Phrases, Voice
+from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, Profile
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
@@ -35,16 +39,19 @@ class Agent:
     """Answers calls until stopped."""
 
     def __init__(self, settings: Settings, models: Models, dialplan: Dialplan, knowledge: dict[str, KnowledgeBase],
-                 voices: dict[str, Voice], workers: ThreadPoolExecutor, reporter: CallReporter,
+                 voices: dict[str, Voice], workers: ModelWorkers, reporter: CallReporter,
                  on_registration: Callable[[RegistrationStatus], None] | None = None,
                  on_refused: Callable[[Refusal], None] | None = None,
-                 on_render_backlog: Callable[[int], None] = lambda n: None) -> None:
+                 on_render_backlog: Callable[[int], None] = lambda n: None,
+                 on_capacity: Callable[[int], None] = lambda spare: None) -> None:
         """`knowledge` is keyed by profile name, `voices` by the profiles' voice names."""
         self.settings, self.models, self.dialplan, self.workers = settings, models, dialplan, workers
         self.knowledge, self.voices, self.reporter = knowledge, voices, reporter
-        self._on_registration, self._on_refused = on_registration, on_refused
+        self._on_registration, self._on_refused, self._on_capacity = on_registration, on_refused, on_capacity
+        self.capacity = Capacity(CapacityConfig(len(os.sched_getaffinity(0)), settings.cpu_target, settings.max_calls))
         speaks_for = {name: [knowledge[p.name] for p in dialplan.profiles if p.voice == name] for name in voices}
-        self._prerender = Prerenderer(((voice, speaks_for[name]) for name, voice in voices.items()), workers,
+        self._prerender = Prerenderer(((voice, speaks_for[name]) for name, voice in voices.items()),
+                                      workers.lane(Priority.BACKGROUND),
                                       busy=lambda: bool(self.sessions), on_backlog=on_render_backlog)
         self.sessions: dict[str, CallSession] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -54,6 +61,7 @@ class Agent:
         self._endpoint: SipEndpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._prerender_task: asyncio.Task | None = None
+        self._capacity_task: asyncio.Task | None = None
         # Every call's VAD windows on one thread of their own: 0.2 ms each, never behind a Whisper decode,
         # a record write or a re-index.
         self._vad_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
@@ -84,8 +92,10 @@ class Agent:
                                     s.sip_invite_burst, float(s.sip_block_s), flood_rate, flood_burst)
         config = SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls, domains,
                            registration=registration, admission=admission)
-        self._endpoint = SipEndpoint(config, self._new_call, self._on_registration, self._on_refused)
+        self._endpoint = SipEndpoint(config, self._new_call, self._on_registration, self._on_refused,
+                                     has_room=lambda active: self.capacity.spare(max(active, len(self.sessions))) > 0)
         await asyncio.to_thread(self._endpoint.start)
+        self._capacity_task = asyncio.create_task(self._measure_capacity())
         # Call objects may be released on this thread: pjsua2 must know it.
         pj.Endpoint.instance().libRegisterThread("asyncio")
         if self.settings.speech_prerender:
@@ -103,9 +113,21 @@ class Agent:
                 asyncio.create_task(session.wind_down())
             await asyncio.wait(list(self._tasks), timeout=timeout)
 
+    @property
+    def spare_calls(self) -> int:
+        return self.capacity.spare(len(self.sessions))
+
+    async def _measure_capacity(self) -> None:
+        """What the calls cost, once a second (see call/capacity)."""
+        while True:
+            self.capacity.observe(time.monotonic(), time.process_time(), len(self.sessions))
+            self._on_capacity(self.spare_calls)
+            await asyncio.sleep(1.0)
+
     async def stop(self) -> None:
-        if self._prerender_task is not None:
-            self._prerender_task.cancel()
+        for task in (self._prerender_task, self._capacity_task):
+            if task is not None:
+                task.cancel()
         for session in list(self.sessions.values()):
             session.leg.hang_up()
         if self._tasks:
@@ -127,7 +149,8 @@ class Agent:
                 voice=self.voices[profile.voice], phrases=self._phrases[profile.name], vad=self.models.new_vad(),
                 turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
                                        barge_in_ms=s.vad_barge_in_ms),
-                models=self.workers, memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
+                models=self.workers.lane(Priority.URGENT), speculative=self.workers.lane(Priority.SPECULATIVE),
+                memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
                 reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s)
         except Exception:

@@ -18,7 +18,7 @@ from agent.settings import Settings
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _KEYS = {"extensions", "kb_dir", "greeting", "voice", "max_calls", "max_call_s", "inactivity_s"}
-_LIMITS = {"max_calls": (1, 16), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
+_LIMITS = {"max_calls": (1, 4), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
 
 
 class DialplanError(ValueError):

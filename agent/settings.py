@@ -110,8 +110,12 @@ class Settings:
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
 
     # --- calls
-    max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here. At most 16: pjsip's media "
-                             "ioqueue holds 64 sockets, two per call and two per INVITE being refused.", low=1, high=16)
+    max_calls: int = setting(4, "Concurrent calls; the next INVITE gets 486 Busy Here. At most 4: the pjsua2 "
+                             "wheel is built with PJSUA_MAX_CALLS = 4 (more calls on one machine: more agent "
+                             "processes behind Kamailio's dispatcher).", low=1, high=4)
+    cpu_target: float = setting(0.8, "Share of all CPU cores calls may use on average, by their measured cost; "
+                                "an INVITE that would go beyond gets 503 with Retry-After. 0: off (max_calls "
+                                "only).", low=0.0, high=1.0)
     max_call_s: int = setting(900, "Say goodbye and hang up calls longer than this.", low=10, high=86400)
     inactivity_s: int = setting(20, "Caller silent this long: ask if they are still there; again: hang up.",
                                 low=3, high=3600)

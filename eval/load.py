@@ -1,14 +1,15 @@
 """Concurrent calls: latency percentiles per number of simultaneous callers, agent CPU per turn and memory.
 
-    python -m eval.load --calls 1,2,4,6,8 [--pattern together,staggered] [--kb kb --cases eval/cases.jsonl]
+    python -m eval.load --calls 1,2,3,4 [--agents 1] [--pattern together,staggered] [--kb kb --cases FILE]
 
 For each N, N light callers (eval.rtp_caller: one asyncio process, next to no CPU, so the agent gets the
-machine) dial one agent; each asks `--questions` questions from the cases, one every `--period` seconds.
-"together": every caller asks at the same moment (the hard case: every turn ends at once); "staggered":
-caller i asks i/N of a period later (the realistic one). Reports per N and pattern the wire latency p50/p95
-(question's end → first answer audio, by 20 ms tick of arrival), answers heard right, failed calls, agent
-CPU-seconds per answered turn and resident memory; writes load.json and load.png, and names the largest N
-whose p95 stays within 1.2 s.
+machine) dial the agent, or `--agents K` agent processes round-robin (one agent holds 4 calls, so more calls
+on a machine means more agents behind a dispatcher); each asks `--questions` questions from the cases, one
+every `--period` seconds. "together": every caller asks at the same moment (the hard case: every turn ends
+at once); "staggered": caller i asks i/N of a period later (the realistic one). Reports per N and pattern
+the wire latency p50/p95 (question's end → first answer audio, by 20 ms tick of arrival), answers heard
+right, failed calls, agent CPU-seconds per answered turn and resident memory (all agents together); writes
+load.json and load.png, and names the largest N whose p95 stays within 1.2 s.
 """
 
 from __future__ import annotations
@@ -80,11 +81,18 @@ def score(asked: list[Asked], result: CallResult, transcribe) -> list[dict]:
     return rows
 
 
-async def _calls(port: int, scripts: list[Script]) -> list[CallResult]:
-    return list(await asyncio.gather(*(place_call("127.0.0.1", port, s) for s in scripts)))
+async def _calls(ports: list[int], scripts: list[Script]) -> list[CallResult]:
+    """Caller i dials agent i mod K, as a round-robin dispatcher in front of K agents would."""
+    return list(await asyncio.gather(*(place_call("127.0.0.1", ports[i % len(ports)], s)
+                                       for i, s in enumerate(scripts))))
 
 
-def run_level(agent: AgentProcess, n: int, pattern: str, pool: list[tuple[Case, np.ndarray]], questions: int,
+def _usage(agents: list[AgentProcess]) -> tuple[float, float]:
+    usages = [process_usage(a.process.pid) for a in agents]
+    return sum(cpu for cpu, _ in usages), sum(rss for _, rss in usages)
+
+
+def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple[Case, np.ndarray]], questions: int,
               period_s: float, transcribe) -> dict:
     rng = np.random.default_rng(n * 100 + len(pattern))
     plans = []
@@ -94,15 +102,15 @@ def run_level(agent: AgentProcess, n: int, pattern: str, pool: list[tuple[Case, 
         plans.append([Asked(pool[p][0], pool[p][1], t) for p, t in zip(picks, ticks, strict=True)])
     scripts = [Script(ticks=plan[-1].start_tick + round(period_s / 0.02), says=tuple((a.start_tick, a.audio)
                                                                                     for a in plan)) for plan in plans]
-    cpu_before, _ = process_usage(agent.process.pid)
+    cpu_before, _ = _usage(agents)
     started = time.monotonic()
-    results = asyncio.run(_calls(agent.sip_port, scripts))
+    results = asyncio.run(_calls([a.sip_port for a in agents], scripts))
     wall = time.monotonic() - started
-    cpu_after, rss = process_usage(agent.process.pid)
+    cpu_after, rss = _usage(agents)
     rows = [row for plan, result in zip(plans, results, strict=True) for row in score(plan, result, transcribe)]
     latencies = [r["latency_ms"] for r in rows if r.get("latency_ms") is not None]
     answered = len(latencies)
-    return {"calls": n, "pattern": pattern, "questions": len(rows),
+    return {"calls": n, "agents": len(agents), "pattern": pattern, "questions": len(rows),
             "failed_calls": sum(r.status != 200 for r in results),
             "unanswered": len(rows) - answered,
             "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
@@ -110,6 +118,8 @@ def run_level(agent: AgentProcess, n: int, pattern: str, pool: list[tuple[Case, 
             "heard_right": round(sum(bool(r.get("correct")) for r in rows) / max(len(rows), 1), 3),
             "agent_cpu_s_per_turn": round((cpu_after - cpu_before) / max(answered, 1), 2),
             "agent_cpu_share": round((cpu_after - cpu_before) / wall / os.cpu_count(), 2),
+            # What admission control (AGENT_CPU_TARGET=0.8) would take from this level's measured cost per call.
+            "calls_fit_at_cpu_0_8": int(os.cpu_count() * 0.8 / ((cpu_after - cpu_before) / wall / n)),
             "agent_rss_mib": round(rss, 0), "rows": rows}
 
 
@@ -135,7 +145,9 @@ def plot(results: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.load", description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", default="1,2,4,6,8")
+    parser.add_argument("--calls", default="1,2,3,4", help="at most 4 per agent (PJSUA_MAX_CALLS)")
+    parser.add_argument("--agents", type=int, default=1, help="agent processes on this machine, callers spread "
+                        "round-robin over them (as Kamailio's dispatcher does)")
     parser.add_argument("--pattern", default="together,staggered")
     parser.add_argument("--kb", type=Path, default=Path("kb"))
     parser.add_argument("--cases", type=Path, default=Path("eval/cases.jsonl"))
@@ -167,23 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="load-agent-") as scratch:
         pool = [(c, speak(c.say, "slt", Path(scratch))) for c in answerable]
-        agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
-                             kb_dir=args.kb.resolve(), max_calls=max(levels), inactivity_s=60,
-                             speech_prerender="true")
+        per_agent = -(-max(levels) // args.agents)
+        if per_agent > 4:
+            parser.error(f"{max(levels)} calls need at least {-(-max(levels) // 4)} agents (4 calls each)")
+        agents: list[AgentProcess] = []
         try:
-            # As in production: every answer sentence rendered before the calls (it takes the cores a while).
-            agent.wait_for("speech.prerendered", 1, timeout=600)
+            for i in range(args.agents):
+                folder = Path(scratch) / f"agent{i}"
+                folder.mkdir()
+                agents.append(AgentProcess(folder, (free_port_block(110), free_port_block(110)),
+                                           settings.models_path, kb_dir=args.kb.resolve(), max_calls=per_agent,
+                                           inactivity_s=60, speech_prerender="true",
+                                           cpu_target=0))  # measure past capacity, refuse nothing
+                # As in production: every answer sentence rendered before the calls (it takes the cores a while).
+                agents[-1].wait_for("speech.prerendered", 1, timeout=600)
             for pattern in patterns:
                 for n in levels:
-                    result = run_level(agent, n, pattern, pool, args.questions, args.period, transcribe)
+                    result = run_level(agents, n, pattern, pool, args.questions, args.period, transcribe)
                     print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
                     results.append(result)
         finally:
-            agent.stop()
+            for agent in agents:
+                agent.stop()
     within = {p: max([r["calls"] for r in results if r["pattern"] == p and r["failed_calls"] == 0
                       and r["latency_p95_ms"] is not None and r["latency_p95_ms"] <= TARGET_P95_MS], default=0)
               for p in patterns}
-    report = {"cpu": cpu_name(), "levels": results, "largest_n_within_p95_1200ms": within}
+    report = {"cpu": cpu_name(), "agents": args.agents, "levels": results, "largest_n_within_p95_1200ms": within}
     (args.out / "load.json").write_text(json.dumps(report, indent=2))
     plot(results, args.out / "load.png")
     print(json.dumps({"largest_n_within_p95_1200ms": within}))

@@ -26,8 +26,17 @@ def summarize(rows: list[dict]) -> dict:
             "asked_again": sum(r.get("agent_outcome") == "asked again" for r in rows),
             "miss_causes": causes,
             "abstain_accuracy": _abstain_accuracy(rows),
+            "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
             "latency_p50_ms": _percentile(latencies, 50), "latency_p95_ms": _percentile(latencies, 95),
             "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95)}
+
+
+def _outcomes(rows: list[dict]) -> dict[str, int]:
+    """What the caller got: the right answer (or, out of the KB, a decline), 'could you say it again?' (which a
+    live caller answers by repeating; this replay does not), or a wrong answer."""
+    asked = [r for r in rows if r.get("agent_outcome") == "asked again"]
+    right = [r for r in rows if r["correct"]]
+    return {"right": len(right), "asked_again": len(asked), "wrong": len(rows) - len(right) - len(asked)}
 
 
 def _abstain_accuracy(rows: list[dict]) -> float | None:

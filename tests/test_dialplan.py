@@ -37,9 +37,9 @@ def test_an_unknown_extension_gets_the_default_profile(base):
 
 
 def test_unset_keys_take_the_settings_and_paths_are_relative_to_the_file(base):
-    settings = parse([], {"AGENT_GREETING": "Hi there.", "AGENT_MAX_CALLS": "5", "AGENT_DATA_DIR": "/d"})
+    settings = parse([], {"AGENT_GREETING": "Hi there.", "AGENT_MAX_CALLS": "3", "AGENT_DATA_DIR": "/d"})
     heating, dental = parse_dialplan(TWO, base, settings).profiles
-    assert (heating.greeting, heating.max_calls, heating.kb_dir) == ("Hi there.", 5, base / "kb-a")
+    assert (heating.greeting, heating.max_calls, heating.kb_dir) == ("Hi there.", 3, base / "kb-a")
     assert (dental.greeting, dental.max_calls) == ("Harbour Dental, hello.", 2)
 
 
@@ -60,7 +60,7 @@ def test_without_a_file_one_profile_comes_from_the_settings():
     ("default = 'a'\n", "no [profiles.NAME] table"),
     ("[profiles.a]\nkb_dir = 'kb-a'\ncolour = 'red'\n", "unknown key(s) colour"),
     ("[profiles.a]\nkb_dir = 'missing'\n", "is not a directory"),
-    ("[profiles.a]\nkb_dir = 'kb-a'\nmax_calls = 0\n", "max_calls must be an integer in 1..16"),
+    ("[profiles.a]\nkb_dir = 'kb-a'\nmax_calls = 0\n", "max_calls must be an integer in 1..4"),
     ("[profiles.a]\nkb_dir = 'kb-a'\nextensions = '100'\n", "extensions must be a list"),
     ("[profiles.a]\nkb_dir = 'kb-a'\nextensions = ['1']\n[profiles.b]\nkb_dir = 'kb-b'\nextensions = ['1']\n",
      "extension '1' is in profiles 'a' and 'b'"),

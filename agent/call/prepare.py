@@ -30,6 +30,8 @@ class Pipeline:
     knowledge: KnowledgeBase
     voice: Voice
     models: Executor
+    speculative: Executor
+    """Where replies prepared during a pause run: may refuse them (call/workers.Busy) when nobody is free."""
 
 
 @dataclass
@@ -47,23 +49,24 @@ class Prepared:
 
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
-                  asked_just_before: bool = False) -> Prepared:
+                  asked_just_before: bool = False, speculative: bool = False) -> Prepared:
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(), "asr"
+    executor = pipeline.speculative if speculative else pipeline.models
     try:
-        prepared.transcript = await loop.run_in_executor(pipeline.models, pipeline.transcriber.transcribe, audio,
+        prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio,
                                                          pipeline.knowledge.vocabulary_hint())
         if len(prepared.transcript.text.strip(" .?!,")) < 2:
             return prepared
         stage = "answer"
-        prepared.reply = await loop.run_in_executor(pipeline.models, pipeline.knowledge.draft, memory,
+        prepared.reply = await loop.run_in_executor(executor, pipeline.knowledge.draft, memory,
                                                     prepared.transcript.text)
         prepared.ask_again = should_ask_again(prepared.transcript, prepared.reply, asked_just_before)
         if prepared.ask_again:
             return prepared
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
         stage, started = "tts", loop.time()
-        prepared.first_audio = await loop.run_in_executor(pipeline.models, pipeline.voice.speak,
+        prepared.first_audio = await loop.run_in_executor(executor, pipeline.voice.speak,
                                                           prepared.chunks[0].spoken, cancelled)
         prepared.tts_first_audio_ms = (loop.time() - started) * 1000
     except Exception as exc:

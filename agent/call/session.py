@@ -24,6 +24,7 @@ from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
+from agent.call.workers import Busy
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
@@ -59,11 +60,13 @@ class CallSession:
                  knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
                  dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
-                 model_deadline_s: float = 10.0) -> None:
-        """`models`: the executor ASR and TTS run on; `vad_pool`: VAD's own (default: `models`), so a busy
-        model pool never delays the turn-taking of any call."""
+                 model_deadline_s: float = 10.0, speculative: Executor | None = None) -> None:
+        """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
+        during a pause (see call/workers; default: `models`); `vad_pool`: VAD's own (default: `models`), so a
+        busy model pool never delays the turn-taking of any call."""
         self.leg, self._loop = leg, loop
-        self._pipeline, self._phrases = Pipeline(transcriber, knowledge, voice, models), phrases
+        self._pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models)
+        self._phrases = phrases
         self._vad, self._turns, self._memory = vad, TurnDetector(turn_config), memory
         self._vad_pool = vad_pool or models
         self._model_deadline_s = model_deadline_s
@@ -197,7 +200,7 @@ class CallSession:
             self._drop_speculation()
             cancelled = threading.Event()
             task = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio, cancelled,
-                                               self._asked_again))
+                                               self._asked_again, speculative=True))
             self._speculative = (turn_event.window, task, cancelled)
             return
         if isinstance(turn_event, SpeechStarted):
@@ -237,6 +240,10 @@ class CallSession:
             # A model that hangs must not silence the call: past the deadline the caller hears an apology.
             stage = "timeout"
             prepared = await asyncio.wait_for(preparing, self._model_deadline_s)
+            if prepared.failed is not None and isinstance(prepared.failed[1], Busy):
+                # Prepared during the pause while the workers were busy, and refused: now it is urgent.
+                prepared = await asyncio.wait_for(prepare(self._pipeline, self._memory, utterance.audio, cancelled,
+                                                          self._asked_again), self._model_deadline_s)
             stage = "asr"
             if prepared.failed is not None:
                 stage = prepared.failed[0]

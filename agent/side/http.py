@@ -61,6 +61,8 @@ class SideState:
     """Callable: is SIP listening right now?"""
     registration: object = field(default=lambda: None)
     """Callable: the RegistrationStatus, or None when no registrar is configured."""
+    spare_calls: object = field(default=lambda: None)
+    """Callable: calls the agent can still take (see call/capacity), None before SIP starts."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
                                                                "sip": "not started"})
 
@@ -114,7 +116,7 @@ def create_app(state: SideState) -> FastAPI:
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
         reasons = state.readiness()
-        body: dict = {"ready": not reasons, "reasons": reasons}
+        body: dict = {"ready": not reasons, "reasons": reasons, "spare_calls": state.spare_calls()}
         registration = state.registration()
         if registration is not None:
             body["registration"] = {"state": registration.state, "code": registration.code,

@@ -37,6 +37,8 @@ class Metrics:
         self.speech_cache = Counter("agent_speech_cache_lookups", "Answer audio looked up in the speech cache, by "
                                     "result (hit: rendered ahead; miss: synthesised during the call).", ["result"],
                                     registry=r)
+        self.spare_calls = Gauge("agent_spare_calls", "Calls this agent can still take: the lower of max_calls "
+                                 "left and what fits in AGENT_CPU_TARGET by the calls' measured CPU cost.", registry=r)
         self.render_backlog = Gauge("agent_speech_render_backlog", "Answer sentences not rendered yet.", registry=r)
         self.record_writes_pending = Gauge("agent_record_writes_pending", "Call-record writes waiting for the store.",
                                            registry=r)

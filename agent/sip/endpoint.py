@@ -30,6 +30,12 @@ from agent.sip.screening import Refusal, screen_invite
 
 log = logging.getLogger(__name__)
 
+PJSUA_MAX_CALLS = 4
+"""Call slots in the pjsua2 wheel's build (a larger uaConfig.maxCalls is cut to it without a word): at most
+this many INVITEs, answered or being refused, at once."""
+RETRY_AFTER_S = 10
+"""Told to callers refused with 503 (shutting down, at capacity)."""
+
 # G.722 first (wideband), then G.711; nothing else is offered or accepted.
 CODEC_PRIORITIES = {"G722/16000/1": 255, "PCMU/8000/1": 254, "PCMA/8000/1": 253}
 
@@ -85,9 +91,11 @@ class SipEndpoint:
 
     def __init__(self, config: SipConfig, new_call: Callable[[CallLeg], CallObserver | None],
                  on_registration: Callable[[RegistrationStatus], None] | None = None,
-                 on_refused: Callable[[Refusal], None] | None = None) -> None:
+                 on_refused: Callable[[Refusal], None] | None = None,
+                 has_room: Callable[[int], bool] = lambda active: True) -> None:
+        """`has_room(active calls)`: whether one more call fits (see call/capacity); else 503."""
         self.config = config
-        self._new_call = new_call
+        self._new_call, self._has_room = new_call, has_room
         self._on_registration, self._on_refused = on_registration, on_refused
         self.registration = Registration(config.registration) if config.registration else None
         self.admission = Admission(config.admission)
@@ -182,7 +190,8 @@ class SipEndpoint:
         config = pj.EpConfig()
         config.uaConfig.threadCnt = 0  # SIP events are handled on this thread, in libHandleEvents
         config.uaConfig.mainThreadOnly = False
-        config.uaConfig.maxCalls = self.config.max_calls + 4  # room to answer 486 beyond the limit
+        # The wheel's PJSUA_MAX_CALLS (4) caps this silently: pjsua itself answers 486 beyond it, unlogged.
+        config.uaConfig.maxCalls = PJSUA_MAX_CALLS
         config.uaConfig.userAgent = self.config.user_agent
         configure_bridge(config)
         self._pjsip_log = route_pjsip_logs(config, self._request_seen)  # kept alive as long as the library
@@ -264,6 +273,9 @@ class SipEndpoint:
             return self.refuse(account, call_id, Refusal(404, "not this host"), source)
         if len(self._calls) >= self.config.max_calls:
             return self.refuse(account, call_id, Refusal(486, "max calls"), source)
+        if not self._has_room(len(self._calls)):
+            # 503 with Retry-After: a proxy in front (Kamailio's dispatcher) tries another agent at once.
+            return self.refuse(account, call_id, Refusal(503, "at capacity"), source)
         call = self._calls[call_id] = SipCall(account, call_id, self)
         try:
             observer = self._new_call(call.make_leg())
@@ -304,7 +316,8 @@ class SipEndpoint:
             call = self._calls[call_id] = SipCall(account, call_id, self)  # kept until it is disconnected
         # Not from inside onIncomingCall: pjsua 2.15 aborts when an INVITE without SDP is refused there
         # (it frees a cloned rdata it never made).
-        self.call_soon(lambda: call.reject(refusal.status))
+        retry_after = RETRY_AFTER_S if refusal.status == 503 else None
+        self.call_soon(lambda: call.reject(refusal.status, retry_after))
         self.firewall.purge()  # the rest of a flood already queued, from a source just cut off
 
     def acquire_port(self) -> BridgePort:

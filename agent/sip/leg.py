@@ -118,8 +118,13 @@ class SipCall(pj.Call):
         prm.statusCode = status
         return prm
 
-    def reject(self, status: int) -> None:
-        self.hangup(self._op(status))
+    def reject(self, status: int, retry_after_s: int | None = None) -> None:
+        prm = self._op(status)
+        if retry_after_s is not None:
+            header = pj.SipHeader()
+            header.hName, header.hValue = "Retry-After", str(retry_after_s)
+            prm.txOption.headers.append(header)
+        self.hangup(prm)
 
     def ring_and_answer(self) -> None:
         self.answer(self._op(180))

@@ -24,6 +24,8 @@ class RawDialog:
         self.cseq = 0
         self._branch = ""
         self._last_status = ""
+        self.last_reply = ""
+        """The whole last final response."""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", self.local))
 
@@ -91,6 +93,7 @@ class RawDialog:
                 for line in reply.split("\r\n"):
                     if line.lower().startswith("to:") and ";tag=" in line and not self.to_tag:
                         self.to_tag = line.split(";tag=", 1)[1].split(";")[0].strip()
+                self.last_reply = reply
                 return reply.split("\r\n", 1)[0]
         except (TimeoutError, ConnectionError):
             return ""

@@ -31,7 +31,7 @@ def answered(agent: AgentProcess) -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, settings):
     tmp = tmp_path_factory.mktemp("cluster")
-    agents = [AgentProcess(tmp, settings, max_calls=6) for _ in range(2)]
+    agents = [AgentProcess(tmp, settings, max_calls=4) for _ in range(2)]
     listing = tmp / "dispatcher.list"
     listing.write_text("".join(f"1 sip:127.0.0.1:{a.sip_port}\n" for a in agents))
     kamailio = Kamailio(tmp, CONFIG, DISPATCHER_LIST=f'"{listing}"', PING_INTERVAL="1")
