@@ -19,6 +19,7 @@ import numpy as np
 
 from agent.audio.pcm import int16_to_float
 from agent.call.echo import EchoGate, rms
+from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
@@ -75,6 +76,7 @@ class CallSession:
         self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.int16)
         self._reply: asyncio.Task | None = None
+        self._farewell: asyncio.Task | None = None
         self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply_cancel = threading.Event()
         self._last_reply = np.zeros(0, dtype=np.int16)
@@ -251,6 +253,11 @@ class CallSession:
             transcript, reply = prepared.transcript, prepared.reply
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
+            if is_farewell(transcript.text):
+                # "That's all, thanks": the goodbye, then BYE (its own task, so this turn is recorded now).
+                turn.outcome, turn.response_ms = "caller said goodbye", self._response_ms(speech_end)
+                self._farewell = asyncio.create_task(self._goodbye("caller said goodbye", cut=False))
+                return
             if reply is None:
                 turn.outcome = "ignored"
                 return

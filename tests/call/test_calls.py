@@ -108,3 +108,11 @@ def test_long_calls_and_dead_calls_are_ended_by_the_agent(tmp_path, settings):
         assert [e["outcome"] for e in ended] == ["maximum call length", "dead call (no RTP)"]
     finally:
         agent.stop()
+
+
+def test_a_caller_saying_goodbye_hears_the_goodbye_and_the_agent_hangs_up(agent, models, questions, tmp_path):
+    timeline = place_call(agent, tmp_path, "--question", str(questions["goodbye"]), "--question-at", "5",
+                          duration=25)
+    assert timeline["ended_by"] == "agent"
+    assert "goodbye" in heard(models, timeline, timeline["question_end_tick"])
+    assert agent.events("call.ended")[-1]["outcome"] == "caller said goodbye"
