@@ -100,7 +100,7 @@ def render_answers(settings: Settings, dialplan: Dialplan, knowledge: dict[str, 
         voice = Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech")
         profiles = [p for p in dialplan.profiles if p.voice == name]
         for profile in profiles:
-            voice.fixed_texts.update(phrase_texts(profile.greeting))
+            voice.fixed_texts.update(phrase_texts(profile.opening))
         missing = plan(voice, [knowledge[p.name].index.snapshot for p in profiles])
         progress = Progress(f"rendering answers ({synthesizer.model.name})", "sentences")
         progress(0, len(missing))

@@ -81,7 +81,7 @@ class Agent:
         self._loop = asyncio.get_running_loop()
         for profile in self.dialplan.profiles:
             voice = self.voices[profile.voice]
-            self._phrases[profile.name] = await asyncio.to_thread(voice.phrases, profile.greeting)
+            self._phrases[profile.name] = await asyncio.to_thread(voice.phrases, profile.opening)
         s = self.settings
         domains = tuple(d.strip() for d in s.sip_domains.split(",") if d.strip())
         registration = RegistrationConfig(s.sip_registrar, s.sip_username, s.sip_password, s.sip_auth_realm,

@@ -17,7 +17,7 @@ from pathlib import Path
 from agent.settings import Settings
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-_KEYS = {"extensions", "kb_dir", "greeting", "voice", "max_calls", "max_call_s", "inactivity_s"}
+_KEYS = {"extensions", "kb_dir", "greeting", "consent_notice", "voice", "max_calls", "max_call_s", "inactivity_s"}
 _LIMITS = {"max_calls": (1, 4), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
 
 
@@ -38,6 +38,13 @@ class Profile:
     max_calls: int
     max_call_s: int
     inactivity_s: int
+    consent_notice: str = ""
+    """Spoken before the greeting ("This call may be recorded…"); empty: none."""
+
+    @property
+    def opening(self) -> str:
+        """What the caller hears first: the consent notice, if any, then the greeting."""
+        return f"{self.consent_notice} {self.greeting}" if self.consent_notice else self.greeting
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ def single_profile(settings: Settings) -> Dialplan:
     """The dialplan of an agent configured by settings alone: every extension gets one profile."""
     profile = Profile("default", (), settings.kb_dir, settings.index_path, settings.greeting,
                       str(settings.tts_model_path or settings.tts_model), settings.max_calls, settings.max_call_s,
-                      settings.inactivity_s)
+                      settings.inactivity_s, settings.consent_notice.strip())
     return Dialplan((profile,), profile)
 
 
@@ -121,6 +128,9 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
     kb_dir = table.get("kb_dir", str(settings.kb_dir))
     greeting = table.get("greeting", settings.greeting)
     voice = table.get("voice", str(settings.tts_model_path or settings.tts_model))
+    consent = table.get("consent_notice", settings.consent_notice)
+    if not isinstance(consent, str):
+        raise DialplanError(f"{where}: consent_notice must be a string")
     for key, value in (("kb_dir", kb_dir), ("greeting", greeting), ("voice", voice)):
         if not isinstance(value, str) or not value.strip():
             raise DialplanError(f"{where}: {key} must be a non-empty string")
@@ -135,4 +145,5 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
     if not kb_path.is_dir():
         raise DialplanError(f"{where}: kb_dir {kb_path} is not a directory")
     return Profile(name, tuple(e.strip().lower() for e in extensions), kb_path,
-                   settings.data_dir / f"index-{name}.sqlite3", greeting.strip(), voice.strip(), **limits)
+                   settings.data_dir / f"index-{name}.sqlite3", greeting.strip(), voice.strip(), **limits,
+                   consent_notice=consent.strip())

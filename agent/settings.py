@@ -128,6 +128,7 @@ class Settings:
     speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
                                      "refresh (paused while calls are up), so answers start from a file read.")
     greeting: str = setting("Hello, thanks for calling. How can I help you?", "Spoken when a call is answered.")
+    consent_notice: str = setting("", "Spoken before the greeting, e.g. 'This call may be recorded.'; empty: none.")
     echo_gate_db: float = setting(-9.0, "While the agent speaks, caller audio must be louder than the agent's "
                                   "recent output by this much to count (echo rejection).", low=-40, high=0)
 

@@ -77,3 +77,13 @@ def test_the_shipped_dialplan_routes_its_extensions_to_the_bundled_kb():
     plan = load_dialplan(parse([], {"AGENT_DIALPLAN": str(REPO / "dialplans" / "agent.toml")}))
     assert plan.route("100").kb_dir.resolve() == (REPO / "kb").resolve()
     assert plan.default.name == "heating"
+
+
+def test_a_consent_notice_is_spoken_before_the_greeting_and_profiles_may_differ(base):
+    text = TWO.replace('greeting = "Harbour Dental, hello."', 'greeting = "Harbour Dental, hello."\n'
+                       'consent_notice = "This call may be recorded."')
+    heating, dental = parse_dialplan(text, base, parse([], {})).profiles
+    assert dental.opening == "This call may be recorded. Harbour Dental, hello."
+    assert heating.opening == heating.greeting
+    with pytest.raises(DialplanError, match="consent_notice must be a string"):
+        parse_dialplan(text.replace('"This call may be recorded."', "3"), base, parse([], {}))

@@ -116,3 +116,14 @@ def test_a_caller_saying_goodbye_hears_the_goodbye_and_the_agent_hangs_up(agent,
     assert timeline["ended_by"] == "agent"
     assert "goodbye" in heard(models, timeline, timeline["question_end_tick"])
     assert agent.events("call.ended")[-1]["outcome"] == "caller said goodbye"
+
+
+def test_a_consent_notice_is_heard_before_the_greeting(tmp_path, settings, models):
+    agent = AgentProcess(tmp_path, settings, consent_notice="This call may be recorded for quality.")
+    try:
+        timeline = place_call(agent, tmp_path / "caller", duration=8)
+    finally:
+        agent.stop()
+    opening = heard(models, timeline)
+    assert "recorded" in opening and "how can i help" in opening
+    assert opening.index("recorded") < opening.index("how can i help")
