@@ -6,6 +6,13 @@ import numpy as np
 import soxr
 
 
+def rms(samples: np.ndarray) -> float:
+    """Root mean square of int16 or float samples, in the samples' own units."""
+    if len(samples) == 0:
+        return 0.0
+    return float(np.sqrt(np.mean(np.asarray(samples, dtype=np.float64) ** 2)))
+
+
 def int16_to_float(pcm: np.ndarray) -> np.ndarray:
     """int16 samples to float32 in [-1, 1)."""
     return pcm.astype(np.float32) / 32768.0

@@ -10,15 +10,6 @@ from __future__ import annotations
 
 from collections import deque
 
-import numpy as np
-
-
-def rms(samples: np.ndarray) -> float:
-    """Root mean square of int16 or float samples, in the samples' own units."""
-    if len(samples) == 0:
-        return 0.0
-    return float(np.sqrt(np.mean(np.asarray(samples, dtype=np.float64) ** 2)))
-
 
 class EchoGate:
     """Remembers recent outbound loudness; admits inbound audio that cannot be its echo."""

@@ -17,8 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
-from agent.audio.pcm import int16_to_float
-from agent.call.echo import EchoGate, rms
+from agent.audio.pcm import int16_to_float, rms
+from agent.call.echo import EchoGate
 from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
 from agent.call.prepare import Pipeline, prepare

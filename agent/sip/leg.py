@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pjsua2 as pj
@@ -23,10 +23,20 @@ from agent.logs import event
 from agent.sip.port import FRAME_SAMPLES, BridgePort
 from agent.sip.screening import Refusal, screen_sdp
 
-if TYPE_CHECKING:
-    from agent.sip.endpoint import SipEndpoint
-
 log = logging.getLogger(__name__)
+
+
+class LegHost(Protocol):
+    """What a call needs from the endpoint that owns it (SipEndpoint; a Protocol, so leg.py need not import it)."""
+
+    firewall: Any
+    """Has lock_media(local_ports, peers) -> bool (see firewall)."""
+
+    def call_soon(self, command: Callable[[], None]) -> None: ...
+    def find(self, call_id: int, sip_call_id: str) -> SipCall | None: ...
+    def acquire_port(self) -> BridgePort: ...
+    def release_port(self, port: BridgePort) -> None: ...
+    def forget(self, call_id: int, call: SipCall) -> None: ...
 
 
 class CallObserver(Protocol):
@@ -63,7 +73,7 @@ class CallLeg:
     dialed: str
     """User part of the To URI: the extension the caller dialled."""
     playout: Playout
-    _endpoint: SipEndpoint = field(repr=False)
+    _endpoint: LegHost = field(repr=False)
     _pj_id: int = field(repr=False)
     # Only the pjsua2 call id, never the SipCall itself: pjsua2 objects must be released on the
     # SIP thread, and a reference held here could be dropped on any thread by the garbage collector.
@@ -94,7 +104,7 @@ class CallLeg:
 class SipCall(pj.Call):
     """pjsua2's call object for one inbound call."""
 
-    def __init__(self, account: pj.Account, call_id: int, endpoint: SipEndpoint) -> None:
+    def __init__(self, account: pj.Account, call_id: int, endpoint: LegHost) -> None:
         super().__init__(account, call_id)
         self._endpoint = endpoint
         self._pj_id = call_id

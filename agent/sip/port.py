@@ -24,8 +24,8 @@ from collections.abc import Callable
 import numpy as np
 import pjsua2 as pj
 
+from agent.audio.pcm import rms
 from agent.audio.playout import Playout
-from agent.call.echo import rms
 
 BRIDGE_RATE = 16000
 FRAME_MS = 20

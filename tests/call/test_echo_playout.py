@@ -1,7 +1,8 @@
 import numpy as np
 
+from agent.audio.pcm import rms
 from agent.audio.playout import Playout
-from agent.call.echo import EchoGate, rms
+from agent.call.echo import EchoGate
 from agent.sip.leg import uri_user
 
 
