@@ -49,13 +49,17 @@ class Prepared:
 
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
-                  asked_just_before: bool = False, speculative: bool = False) -> Prepared:
+                  asked_just_before: bool = False, speculative: bool = False,
+                  heard: Transcript | None = None) -> Prepared:
+    """`heard`: the utterance's transcript when it was already made (a speculative preparation refused after
+    its decode), so it is not decoded again."""
     loop = asyncio.get_running_loop()
-    prepared, stage = Prepared(), "asr"
+    prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
     try:
-        prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio,
-                                                         pipeline.knowledge.vocabulary_hint())
+        if prepared.transcript is None:
+            prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio,
+                                                             pipeline.knowledge.vocabulary_hint())
         if len(prepared.transcript.text.strip(" .?!,")) < 2:
             return prepared
         stage = "answer"

@@ -243,9 +243,11 @@ class CallSession:
             stage = "timeout"
             prepared = await asyncio.wait_for(preparing, self._model_deadline_s)
             if prepared.failed is not None and isinstance(prepared.failed[1], Busy):
-                # Prepared during the pause while the workers were busy, and refused: now it is urgent.
+                # Prepared during the pause while the workers were busy, and refused: now it is urgent (a
+                # transcript it did make is kept).
                 prepared = await asyncio.wait_for(prepare(self._pipeline, self._memory, utterance.audio, cancelled,
-                                                          self._asked_again), self._model_deadline_s)
+                                                          self._asked_again, heard=prepared.transcript),
+                                                  self._model_deadline_s)
             stage = "asr"
             if prepared.failed is not None:
                 stage = prepared.failed[0]
@@ -355,9 +357,7 @@ class CallSession:
             self._interrupt()
         self._say(self._phrases.goodbye)
         # Bounded: should the line stop taking audio (a hold that came just now), the goodbye never drains.
-        deadline = asyncio.get_running_loop().time() + GOODBYE_WAIT_S
-        while self.leg.playout.pending_frames and not self._ended.is_set():
-            if asyncio.get_running_loop().time() > deadline:
-                break
+        deadline = self._loop.time() + GOODBYE_WAIT_S
+        while self.leg.playout.pending_frames and not self._ended.is_set() and self._loop.time() < deadline:
             await asyncio.sleep(0.05)
         self.leg.hang_up()

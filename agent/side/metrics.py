@@ -57,21 +57,23 @@ class Metrics:
 
     def observe(self, stage: str, seconds: float, now: float | None = None) -> None:
         """Record one stage duration in the histogram and the sliding window."""
+        now = time.monotonic() if now is None else now
         if stage == "response":
             self.response.observe(seconds)
-            with self._lock:
-                at = time.monotonic() if now is None else now
-                self._turn_cpu.append((at, time.process_time()))
-                while self._turn_cpu[0][0] < at - self._window_s:
-                    self._turn_cpu.popleft()
         else:
             self.stage.labels(stage).observe(seconds)
-        now = time.monotonic() if now is None else now
         with self._lock:
-            samples = self._samples[stage]
-            samples.append((now, seconds))
-            while samples[0][0] < now - self._window_s:  # kept within the window without a scrape
-                samples.popleft()
+            # Both kept within the window here, not only when a summary is asked for (a scrape never asks).
+            self._samples[stage].append((now, seconds))
+            self._forget_before(self._samples[stage], now)
+            if stage == "response":
+                self._turn_cpu.append((now, time.process_time()))
+                self._forget_before(self._turn_cpu, now)
+
+    def _forget_before(self, samples: deque[tuple[float, float]], now: float) -> None:
+        """Drop (time, value) samples older than the window (call with the lock held)."""
+        while samples and samples[0][0] < now - self._window_s:
+            samples.popleft()
 
     def registration(self, status) -> None:
         """A registration outcome (a RegistrationStatus), from the SIP thread."""
@@ -92,8 +94,7 @@ class Metrics:
         out: dict[str, dict[str, float | int]] = {}
         with self._lock:
             for stage, samples in self._samples.items():
-                while samples and samples[0][0] < now - self._window_s:
-                    samples.popleft()
+                self._forget_before(samples, now)
                 values = np.array([v for _, v in samples]) * 1000
                 if len(values):
                     p50, p90, p95, p99 = (round(float(np.percentile(values, q)), 1) for q in (50, 90, 95, 99))
@@ -107,8 +108,7 @@ class Metrics:
         bridge, the models) between the first and the last answer in it, over the answers after the first."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            while self._turn_cpu and self._turn_cpu[0][0] < now - self._window_s:
-                self._turn_cpu.popleft()
+            self._forget_before(self._turn_cpu, now)
             if len(self._turn_cpu) < 2:
                 return None
             return round((self._turn_cpu[-1][1] - self._turn_cpu[0][1]) / (len(self._turn_cpu) - 1), 3)

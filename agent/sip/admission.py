@@ -25,7 +25,9 @@ from agent.sip.screening import Refusal
 IOQUEUE_SOCKETS = 64  # pjmedia's PJ_IOQUEUE_MAX_HANDLES in the pjsua2 wheel
 CLOSED_SOCKET_HELD_S = 0.6  # pjlib keeps a closed socket's slot 500 ms (PJ_IOQUEUE_KEY_FREE_DELAY), plus margin
 SOCKET_MARGIN = 4
-PJSUA_SPARE_SLOTS = 4  # pjsua call slots beyond max_calls, so the INVITE after the limit can be refused
+# Call slots counted beyond max_calls for INVITEs being refused. The wheel's PJSUA_MAX_CALLS (4, see
+# sip/endpoint) caps calls and refusals together, so this over-counts: kept as margin in the socket sums.
+PJSUA_SPARE_SLOTS = 4
 MAX_TRACKED = 4096  # sources remembered; the least recently seen is forgotten first
 MAX_BLOCKED = 80  # addresses one kernel filter holds (a BPF jump reaches 255 instructions)
 

@@ -2,7 +2,7 @@
 (real VAD, voice and KB; only the speech recogniser is replaced, by one that fails or mishears)."""
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from agent.audio.playout import Playout
 from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Voice
+from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
 from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES
@@ -68,7 +69,7 @@ class UnsureTranscriber:
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
-def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None):
+def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None, speculative=None):
     """One spoken question into a real session; returns the frames queued for the caller once `until(recorder)`
     holds, the call record, the recorder and the phrases."""
     pcm8 = synthesize_caller(tmp_path, "What are your opening hours?")
@@ -84,7 +85,8 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_call
         session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
                               voice=voice, phrases=phrases, vad=vad or models.new_vad(), turn_config=TurnConfig(),
                               models=ThreadPoolExecutor(1), memory=CallMemory(), echo_gate_db=-9,
-                              inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder)
+                              inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
+                              speculative=speculative)
         task = asyncio.create_task(session.run())
         for start in range(0, len(speech), FRAME_SAMPLES):
             session.on_frame(speech[start:start + FRAME_SAMPLES], 0.0)
@@ -122,3 +124,37 @@ def test_a_broken_audio_path_hangs_up_and_the_record_says_why(models, bundled_kb
                                       vad=FailingVad(models.new_vad()), leg_calls=sent_to_sip)
     assert record.outcome == "failed: audio" and recorder.errors == ["audio"] and recorder.ended == [record]
     assert sent_to_sip, "no hang-up was sent to the SIP thread"
+
+
+class CountingTranscriber:
+    def __init__(self, transcriber):
+        self._transcriber, self.calls = transcriber, 0
+
+    def transcribe(self, audio, prompt=None):
+        self.calls += 1
+        return self._transcriber.transcribe(audio, prompt)
+
+
+class BusyAfterFirst(Executor):
+    """Model workers with room for the speculative decode, then busy for the rest of the speculative reply."""
+
+    def __init__(self):
+        self._pool, self._submitted = ThreadPoolExecutor(1), 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self._submitted += 1
+        if self._submitted == 1:
+            return self._pool.submit(fn, *args, **kwargs)
+        refused = Future()
+        refused.set_exception(Busy("no worker free"))
+        return refused
+
+
+def test_a_reply_refused_for_busy_workers_after_its_decode_is_made_at_the_end_of_the_turn_without_decoding_again(
+        models, bundled_kb, tmp_path):
+    transcriber = CountingTranscriber(models.transcriber)
+    _, record, recorder, _ = run_call(models, bundled_kb, transcriber, tmp_path, lambda r: r.turns,
+                                      speculative=BusyAfterFirst())
+    assert [t.outcome for t in record.turns] == ["answered"]
+    assert "monday" in " ".join(record.turns[0].answer).lower()
+    assert transcriber.calls == 1
