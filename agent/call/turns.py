@@ -105,7 +105,9 @@ class TurnDetector:
                 self._lead_in.append(window)
         elif self.state is TurnState.STARTING:
             self._utterance.append(window)
-            if voiced:
+            # The same hysteresis as while speaking: a quiet voice hovering around the threshold would
+            # otherwise restart here at every dip and only be heard from its last few words.
+            if still_voiced:
                 self._run += 1
                 if self._run == min(cfg.windows(cfg.barge_in_ms), cfg.windows(cfg.min_speech_ms)):
                     events.append(SpeechStarted(self._start))

@@ -99,3 +99,9 @@ def test_barge_in_is_signalled_before_the_utterance_counts():
     # Two voiced windows stop the agent, but are too short to be a question.
     events, states = run([0.9, 0.9, 0.1, 0.1], config)
     assert [type(e).__name__ for _, e in events] == ["SpeechStarted"] and states[-1] is TurnState.QUIET
+
+
+def test_a_quiet_voice_hovering_around_the_threshold_is_heard_from_its_first_word():
+    events, _ = run([0.1] * 4 + [0.6, 0.4, 0.6, 0.4, 0.6, 0.4] + [0.1] * 6)
+    ended = [e for _, e in events if isinstance(e, SpeechEnded)]
+    assert len(ended) == 1 and sorted(set(ended[0].audio.astype(int)))[:3] == [2, 3, 4]  # lead-in, then window 4
