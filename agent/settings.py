@@ -80,6 +80,8 @@ class Settings:
     retrieval_budget_chars: int = setting(1500, "Character budget of the passages one answer reads.", low=200,
                                           high=20000)
     abstain_threshold: float = setting(0.35, "Evidence below which the agent says it doesn't know.", low=0, high=1)
+    synonyms_path: Path | None = setting(None, "Extra synonym groups (one comma-separated group per line) that "
+                                         "map callers' words to the KB's, beside agent/knowledge/synonyms.txt.")
     memory_turns: int = setting(4, "Turns of a call remembered for follow-up questions.", low=0, high=50)
     memory_chars: int = setting(1200, "Characters of a call remembered for follow-up questions.", low=100,
                                 high=20000)
@@ -217,6 +219,8 @@ def _check_together(s: Settings) -> None:
     if s.admin_token is not None and len(s.admin_token) < 16 and not ipaddress.ip_address(s.http_host).is_loopback:
         raise SettingsError(f"AGENT_ADMIN_TOKEN: {len(s.admin_token)} characters; the side app listens on "
                             f"{s.http_host}, beyond this machine, so the token needs at least 16")
+    if s.synonyms_path is not None and not s.synonyms_path.is_file():
+        raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
 

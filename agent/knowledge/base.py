@@ -24,11 +24,12 @@ from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
+from agent.knowledge.synonyms import Synonyms, load_groups
 from agent.knowledge.text import tokens
 from agent.knowledge.vocabulary import chunks_hint
 
 RECOVERED_WEIGHT = 0.7
-"""Weight of the recovered question in the fusion: a guess at what was said counts less than what was heard."""
+"""Weight of the reworded question in the fusion: a guess at what was meant counts less than what was heard."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ class KnowledgeBase:
     """Answers questions from one KB index, with per-call memory."""
 
     def __init__(self, index: KnowledgeIndex, embedder, *, top_k: int = 3, budget_chars: int = 1500,
-                 abstain_below: float = 0.35, executor: Executor | None = None) -> None:
+                 abstain_below: float = 0.35, executor: Executor | None = None,
+                 synonym_groups: list[tuple[str, ...]] | None = None) -> None:
         self.index = index
         self._embedder = embedder
         self._top_k = top_k
@@ -88,7 +90,8 @@ class KnowledgeBase:
         self.abstain_below = abstain_below
         self._executor = executor
         self._hint: tuple[Snapshot, str] | None = None
-        self._soundalikes: tuple[Snapshot, SoundAlikes] | None = None
+        self._wording: tuple[Snapshot, SoundAlikes, Synonyms] | None = None
+        self._synonym_groups = load_groups() if synonym_groups is None else synonym_groups
         lexicon = getattr(embedder, "lexicon", None)
         self._lexicon = lexicon() if lexicon is not None else frozenset()
 
@@ -99,12 +102,20 @@ class KnowledgeBase:
             self._hint = (snapshot, chunks_hint(c.chunk for c in snapshot.chunks))
         return self._hint[1]
 
-    def sound_alikes(self, snapshot: Snapshot) -> SoundAlikes:
-        """Near-homophone recovery against this snapshot's words (cached per snapshot)."""
-        if self._soundalikes is None or self._soundalikes[0] is not snapshot:
-            self._soundalikes = (snapshot, SoundAlikes.from_texts((c.chunk.text for c in snapshot.chunks),
-                                                                  self._lexicon))
-        return self._soundalikes[1]
+    def _kb_wording(self, snapshot: Snapshot) -> tuple[SoundAlikes, Synonyms]:
+        """Near-homophone and synonym recovery against this snapshot's words (cached per snapshot)."""
+        if self._wording is None or self._wording[0] is not snapshot:
+            texts = [c.chunk.text for c in snapshot.chunks]
+            self._wording = (snapshot, SoundAlikes.from_texts(texts, self._lexicon),
+                             Synonyms(self._synonym_groups, texts))
+        return self._wording[1], self._wording[2]
+
+    def reworded(self, snapshot: Snapshot, question: str) -> str:
+        """The question in the KB's own words — near-homophones put back, then callers' synonyms swapped for
+        the KB's — or '' when that changes nothing. Searched beside the question, never instead of it."""
+        sound_alikes, synonyms = self._kb_wording(snapshot)
+        recovered = sound_alikes.recover(question)
+        return synonyms.rephrase(recovered or question) or recovered
 
     def retrieve(self, snapshot: Snapshot, query: Query
                  ) -> tuple[list[Passage], np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -131,7 +142,7 @@ class KnowledgeBase:
         may be dropped). Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
-        query = replace(memory.query(question), recovered=self.sound_alikes(snapshot).recover(question))
+        query = replace(memory.query(question), recovered=self.reworded(snapshot, question))
         passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query)
         retrieved = time.perf_counter()
         scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,
@@ -178,7 +189,8 @@ def open_knowledge(settings, embedder, embedder_identity: str, executor: Executo
                            chunk_target_chars=settings.chunk_target_chars, chunk_max_chars=settings.chunk_max_chars,
                            model_identity=embedder_identity)
     return KnowledgeBase(index, embedder, top_k=settings.retrieval_top_k, budget_chars=settings.retrieval_budget_chars,
-                         abstain_below=settings.abstain_threshold, executor=executor)
+                         abstain_below=settings.abstain_threshold, executor=executor,
+                         synonym_groups=load_groups(settings.synonyms_path))
 
 
 def open_knowledge_alone(settings, executor: Executor | None = None, *, kb_dir: Path | None = None,

@@ -40,7 +40,8 @@ class Query:
     topic: str = ""
     """Heading path the previous answer came from."""
     recovered: str = ""
-    """The question with near-homophones of KB words put back (see soundalike); searched beside it."""
+    """The question in the KB's words: near-homophones put back (soundalike), callers' synonyms swapped
+    (synonyms); searched beside it."""
 
     @property
     def expanded(self) -> str:

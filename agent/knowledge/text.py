@@ -61,6 +61,15 @@ def _normal_form(word: str) -> str:
     return _NUMBER_WORDS.get(word) or _stemmer().stem_word(BRITISH_TO_AMERICAN.get(word, word))
 
 
+WORD = re.compile(r"[A-Za-z0-9]+")
+"""A word for phrase matching: hyphens and apostrophes split ("call-out" is "call out")."""
+
+
+def stem_words(text: str) -> list[str]:
+    """Every word of the text in normal form (stop words kept), one per WORD match, for matching phrases."""
+    return [_normal_form(w.lower()) for w in WORD.findall(text)]
+
+
 def tokens(text: str) -> list[str]:
     """Normalised content tokens: lower case, stop words dropped, number words as digits, stemmed."""
     words = _TOKEN.findall(text.lower().replace("’", "'"))

@@ -1,0 +1,63 @@
+"""Callers' synonyms of KB words: searched in the KB's word, and groups the KB never uses left alone."""
+
+import pytest
+
+from agent.knowledge.memory import CallMemory
+from agent.knowledge.synonyms import Synonyms, load_groups, parse_groups
+
+GROUPS = parse_groups("""
+# comment line
+call, ring, phone
+earliest, soonest
+paid over, spread the cost
+air conditioning, aircon
+lonely   # one member: not a group
+""")
+KB = ["You can call the office on 555-0142.", "The earliest appointment is in three days.",
+      "Installations can be paid over 12 months."]
+
+
+def rephrase(question: str) -> str:
+    return Synonyms(GROUPS, KB).rephrase(question)
+
+
+def test_a_callers_word_is_swapped_for_the_word_the_kb_uses():
+    assert rephrase("What number can I ring?") == "What number can I call"
+    assert rephrase("When is the soonest slot?") == "When is the earliest slot"
+
+
+def test_inflections_match_the_stemmed_phrase():
+    assert rephrase("Who is ringing?") == "Who is call"
+
+
+def test_a_phrase_is_swapped_whole():
+    assert rephrase("Can I spread the cost?") == "Can I paid over"
+
+
+def test_a_question_in_the_kbs_own_words_is_left_alone():
+    assert rephrase("Can I call the office?") == ""
+
+
+def test_a_group_the_kb_never_uses_changes_nothing():
+    assert rephrase("Do you fit aircon?") == ""
+
+
+def test_comments_and_single_members_are_not_groups():
+    assert GROUPS == [("call", "ring", "phone"), ("earliest", "soonest"), ("paid over", "spread the cost"),
+                      ("air conditioning", "aircon")]
+
+
+def test_an_operators_groups_come_after_the_built_in_ones(tmp_path):
+    extra = tmp_path / "synonyms.txt"
+    extra.write_text("warm care, the plan\n")
+    groups = load_groups(extra)
+    assert groups[-1] == ("warm care", "the plan") and len(groups) > 1
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What number can I ring to reach the office?", "555-0142"),
+    ("When is the soonest you could send somebody?", "three working days"),
+])
+def test_a_question_in_callers_words_is_answered_from_the_kb(bundled_kb, question, expected):
+    reply = bundled_kb.compose(CallMemory(), question)
+    assert expected in reply.text
