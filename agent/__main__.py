@@ -30,6 +30,7 @@ from agent.models.verify import ModelError, identity
 from agent.progress import Progress
 from agent.settings import Settings, SettingsError
 from agent.side.http import SideState, create_app
+from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 from agent.side.reporter import Reporter
@@ -164,7 +165,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     metrics, store = Metrics(settings.metrics_window_s), SqliteCallStore(settings.records_path)
-    state = SideState(settings, metrics, store)
+    state = SideState(settings, metrics, store, messages=MessageStore(settings.messages_path))
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
@@ -176,6 +177,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
         synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models.synthesizer)
+        state.embed, state.background = models.embedder.embed, workers.lane(Priority.BACKGROUND)
         del state.not_ready["models"]
         knowledge = {}
         for profile in dialplan.profiles:
@@ -187,7 +189,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         del state.not_ready["kb"]
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
-        reporter = Reporter(metrics, store)
+        reporter = Reporter(metrics, store, state.messages)
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
                       on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)

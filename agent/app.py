@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
+from agent.call.message import MessageConfig
 from agent.call.prerender import Prerenderer
 from agent.call.session import CallReporter, CallSession
 from agent.call.turns import TurnConfig
@@ -152,7 +153,8 @@ class Agent:
                 models=self.workers.lane(Priority.URGENT), speculative=self.workers.lane(Priority.SPECULATIVE),
                 memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
-                reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s)
+                reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s,
+                message_config=MessageConfig(s.message_max_s, s.message_silence_s))
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

@@ -129,6 +129,9 @@ class Settings:
                            "their sentence and a goodbye before the agent exits.", low=0, high=600)
     speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
                                      "refresh (paused while calls are up), so answers start from a file read.")
+    message_max_s: int = setting(60, "Longest message a caller can leave (after the tone).", low=5, high=600)
+    message_silence_s: float = setting(3.0, "Quiet after the caller has spoken that ends a message (or press #).",
+                                       low=1.0, high=30.0)
     greeting: str = setting("Hello, thanks for calling. How can I help you?", "Spoken when a call is answered.")
     consent_notice: str = setting("", "Spoken before the greeting, e.g. 'This call may be recorded.'; empty: none.")
     echo_gate_db: float = setting(-9.0, "While the agent speaks, caller audio must be louder than the agent's "
@@ -145,6 +148,10 @@ class Settings:
     @property
     def records_path(self) -> Path:
         return self.data_dir / "calls.sqlite3"
+
+    @property
+    def messages_path(self) -> Path:
+        return self.data_dir / "messages"
 
     @property
     def index_path(self) -> Path:

@@ -23,6 +23,13 @@ def float_to_int16(audio: np.ndarray) -> np.ndarray:
     return np.clip(np.round(audio * 32767.0), -32768, 32767).astype(np.int16)
 
 
+def tone(hz: float, seconds: float, rate: int, level: float = 0.25) -> np.ndarray:
+    """A sine beep as int16, faded in and out over 10 ms so it starts and stops without a click."""
+    t = np.arange(int(seconds * rate)) / rate
+    fade = np.minimum(1.0, np.minimum(t, t[-1] - t) / 0.01) if len(t) else t
+    return (np.sin(2 * np.pi * hz * t) * fade * level * 32767).astype(np.int16)
+
+
 def bytes_to_int16(data: bytes) -> np.ndarray:
     """Little-endian 16-bit PCM bytes to samples; odd trailing bytes are a caller error."""
     if len(data) % 2:

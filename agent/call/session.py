@@ -21,6 +21,7 @@ from agent.audio.pcm import int16_to_float, rms
 from agent.call.echo import EchoGate
 from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
+from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig, MessageRecording, asks_for_message, is_yes
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
@@ -51,6 +52,8 @@ class CallReporter(Protocol):
     def barge_in(self, call: CallRecord) -> None: ...
     def dtmf(self, call: CallRecord, digit: str) -> None: ...
     def error(self, stage: str) -> None: ...
+    def message_saved(self, call: CallRecord, message: Message, audio: np.ndarray) -> None: ...
+    def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None: ...
     def call_ended(self, call: CallRecord) -> None: ...
 
 
@@ -61,7 +64,8 @@ class CallSession:
                  knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
                  dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
-                 model_deadline_s: float = 10.0, speculative: Executor | None = None) -> None:
+                 model_deadline_s: float = 10.0, speculative: Executor | None = None,
+                 message_config: MessageConfig | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `vad_pool`: VAD's own (default: `models`), so a
         busy model pool never delays the turn-taking of any call."""
@@ -82,6 +86,13 @@ class CallSession:
         self._last_reply = np.zeros(0, dtype=np.int16)
         self._held = False
         self._asked_again = False  # the last turn asked the caller to repeat (never twice running)
+        self._message_config = message_config or MessageConfig()
+        self._message: MessageRecording | None = None
+        """The message being recorded (the caller's audio goes here instead of to turn-taking)."""
+        self._message_started = 0.0
+        self._transcribing: set[asyncio.Task] = set()
+        self._declines = 0
+        self._offered_message = False
         self._media = asyncio.Event()
         self._ended = asyncio.Event()
         self._reporter = reporter
@@ -130,7 +141,9 @@ class CallSession:
             self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
-        if digit == "*" and len(self._last_reply) and not self._held:
+        if digit == "#" and self._message is not None:
+            self._finish_message("#")
+        elif digit == "*" and len(self._last_reply) and not self._held:
             self._interrupt()
             self._say(self._last_reply)
 
@@ -139,6 +152,8 @@ class CallSession:
             self.record.outcome = self.record.outcome or "caller hung up"
             self.record.reason = reason
             self._ended.set()
+            if self._message is not None:  # what was said before the hang-up is the message
+                self._finish_message("caller hung up")
             self._frames.put_nowait(None)
 
     def _say(self, pcm: np.ndarray) -> None:
@@ -174,6 +189,8 @@ class CallSession:
             watchdog.cancel()
             self._drop_speculation()
             self._interrupt()
+            if self._transcribing:  # a message's transcript belongs in the record before it is closed
+                await asyncio.wait(self._transcribing, timeout=self._model_deadline_s * 3)
             self.record.ended = time.time()
             event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
                   turns=len(self.record.turns), barge_ins=self.record.barge_ins,
@@ -192,6 +209,9 @@ class CallSession:
             probability = await self._loop.run_in_executor(self._vad_pool, self._vad.window_probability, samples)
             if not self._gate.admits(rms(window)):
                 probability = 0.0  # the agent's own voice coming back (or its tail): not the caller
+            if self._message is not None:
+                self._record_message(window, probability >= self._turns.config.threshold)
+                continue
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
 
@@ -260,6 +280,11 @@ class CallSession:
                 turn.outcome, turn.response_ms = "caller said goodbye", self._response_ms(speech_end)
                 self._farewell = asyncio.create_task(self._goodbye("caller said goodbye", cut=False))
                 return
+            offered, self._offered_message = self._offered_message, False
+            if asks_for_message(transcript.text) or (offered and is_yes(transcript.text)):
+                turn.outcome, turn.response_ms = "message requested", self._response_ms(speech_end)
+                self._start_message()
+                return
             if reply is None:
                 turn.outcome = "ignored"
                 return
@@ -287,6 +312,10 @@ class CallSession:
                 turn.answer.append(chunk.text)
             self._last_reply = np.concatenate(spoken) if spoken else self._last_reply
             turn.outcome = "answered"
+            self._declines += reply.abstained
+            if reply.abstained and self._declines == OFFER_AFTER_DECLINES:
+                self._say(self._phrases.message_offer)
+                self._offered_message = True
         except asyncio.CancelledError:
             turn.outcome = "interrupted"
             raise
@@ -302,6 +331,55 @@ class CallSession:
                 self._reporter.turn_done(self.record, turn)
                 event(log, "call.turn", call=self.leg.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
+
+    # --- taking a message
+    def _start_message(self) -> None:
+        self._drop_speculation()
+        self._say(self._phrases.message_prompt)
+        self._message, self._message_started = MessageRecording(self._message_config), 0.0
+
+    def _record_message(self, window: np.ndarray, voiced: bool) -> None:
+        if self.leg.playout.pending_frames:
+            return  # the prompt and its tone are still playing: the message starts after the tone
+        self._message_started = self._message_started or time.time()
+        if voiced:
+            self.record.last_caller_speech = self._loop.time()
+        ended_by = self._message.push(window, voiced)
+        if ended_by is not None:
+            self._finish_message(ended_by)
+
+    def _finish_message(self, ended_by: str) -> None:
+        """Store the recording at once (a hang-up loses nothing), thank the caller, transcribe it after."""
+        recording, self._message = self._message, None
+        self._turns = TurnDetector(self._turns.config)
+        if recording is None or not recording.heard_speech:
+            return
+        audio = recording.audio()
+        message = Message(uuid.uuid4().hex[:16], self.record.id, self.record.remote, self.record.dialed,
+                          self._message_started, round(len(audio) / 16000, 1), ended_by)
+        self._reporter.message_saved(self.record, message, audio)
+        event(log, "call.message", call=self.leg.sip_call_id, message=message.id, seconds=message.seconds,
+              ended_by=ended_by)
+        if not self._ended.is_set():
+            self._say(self._phrases.message_saved)
+        task = asyncio.create_task(self._transcribe_message(message, audio))
+        self._transcribing.add(task)
+        task.add_done_callback(self._transcribing.discard)
+
+    async def _transcribe_message(self, message: Message, audio: np.ndarray) -> None:
+        turn = TurnRecord(started=message.started, outcome="message taken")
+        try:
+            heard = await self._loop.run_in_executor(self._pipeline.models, self._pipeline.transcriber.transcribe,
+                                                     int16_to_float(audio), None)
+            turn.transcript = heard.text
+        except Exception as exc:
+            event(log, "call.message_transcript_failed", logging.ERROR, call=self.leg.sip_call_id,
+                  error=type(exc).__name__)
+            self._reporter.error("message")
+        self._reporter.message_transcribed(self.record, message, turn.transcript)
+        turn.transcript = turn.transcript or "(message not transcribed)"
+        self.record.turns.append(turn)
+        self._reporter.turn_done(self.record, turn)
 
     def _response_ms(self, speech_end: float) -> float:
         """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
@@ -344,6 +422,8 @@ class CallSession:
         if self._ended.is_set():
             return
         self.record.outcome = self.record.outcome or "agent shut down"
+        if self._message is not None:
+            self._finish_message("agent shut down")
         self._drop_speculation()
         self._reply_cancel.set()
         if self._reply is not None and not self._reply.done():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.audio.pcm import StreamResampler
+from agent.audio.pcm import StreamResampler, tone
 from agent.call.clarify import ASK_AGAIN_TEXT
 from agent.call.speech_cache import SpeechCache
 from agent.logs import event
@@ -19,6 +19,8 @@ from agent.speech.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 
+TONE_HZ, TONE_S = 1000, 0.4
+"""The beep before a message is recorded, as on an answering machine."""
 VOLUME = 0.5
 """Piper normalises to full scale; −6 dB leaves G.711 headroom and keeps the agent's level
 below a caller's, which the echo gate relies on."""
@@ -33,6 +35,10 @@ class Phrases:
     goodbye: np.ndarray
     apology: np.ndarray
     ask_again: np.ndarray
+    message_prompt: np.ndarray
+    """Asks for the message, and ends with the tone after which it is recorded."""
+    message_saved: np.ndarray
+    message_offer: np.ndarray
 
 
 class Voice:
@@ -89,10 +95,17 @@ class Voice:
     def phrases(self, greeting: str) -> Phrases:
         texts = phrase_texts(greeting)
         self.fixed_texts.update(texts)
-        return Phrases(*(self.speak(text) for text in texts))
+        audio = [self.speak(text) for text in texts]
+        prompt = len(audio) - 3
+        audio[prompt] = np.concatenate([audio[prompt], np.zeros(self.rate // 4, dtype=np.int16),
+                                        tone(TONE_HZ, TONE_S, self.rate)])
+        return Phrases(*audio)
 
 
 def phrase_texts(greeting: str) -> tuple[str, ...]:
     """The fixed lines of a profile, in Phrases order."""
     return (greeting, "Are you still there?", "Thank you for calling. Goodbye.",
-            "Sorry, something went wrong on my side. Could you ask that again?", ASK_AGAIN_TEXT)
+            "Sorry, something went wrong on my side. Could you ask that again?", ASK_AGAIN_TEXT,
+            "Please leave your message after the tone. Press hash, or just stop talking, when you're done.",
+            "Thank you, I've passed your message on. Is there anything else I can help with?",
+            "If you like, I can take a message for the team. Just say: leave a message.")

@@ -1,6 +1,6 @@
 """The side app: health, readiness, metrics, KB re-indexing and call records over HTTP (FastAPI).
 
-Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex and /calls*
+Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex, /calls*, /messages* and /reports/*
 need `Authorization: Bearer $AGENT_ADMIN_TOKEN`, and are refused (403) while no token is set.
 """
 
@@ -9,17 +9,20 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import RefreshBusy
 from agent.settings import Settings
+from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
 from agent.side.records import CallStore
+from agent.side.unanswered import group_by_meaning
 
 MAX_BODY_BYTES = 64 * 1024
 AUTH_FAILURES = 10
@@ -63,6 +66,12 @@ class SideState:
     """Callable: the RegistrationStatus, or None when no registrar is configured."""
     spare_calls: object = field(default=lambda: None)
     """Callable: calls the agent can still take (see call/capacity), None before SIP starts."""
+    messages: MessageStore | None = None
+    """Messages callers left (see side/messages)."""
+    embed: object = None
+    """Callable: the KB's sentence embedder (texts -> unit vectors), once the models are loaded."""
+    background: Executor | None = None
+    """Where report work runs: behind every call's model work (None: the default thread pool)."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
                                                                "sip": "not started"})
 
@@ -166,6 +175,35 @@ def create_app(state: SideState) -> FastAPI:
                                   "unchanged": r.unchanged, "chunks": r.chunks, "errors": r.rejected,
                                   "error": r.error} for n, r in reports.items()}}
         return JSONResponse(body, status_code=200 if ok else 500)
+
+    @app.get("/reports/unanswered", dependencies=[Depends(admin)])
+    async def unanswered(days: int = Query(30, ge=1, le=3650), limit: int = Query(1000, ge=1, le=5000)) -> dict:
+        """Questions the agent declined or asked to hear again, grouped by meaning, most frequent first."""
+        if state.embed is None:
+            raise HTTPException(503, "the models are still loading")
+        questions = await asyncio.to_thread(state.store.unanswered, time.time() - days * 86400, limit)
+
+        def grouped() -> list[dict]:
+            if not questions:
+                return []
+            return group_by_meaning(questions, state.embed([q.text for q in questions]))
+
+        groups = await asyncio.get_running_loop().run_in_executor(state.background, grouped)
+        return {"days": days, "questions": len(questions),
+                "groups": [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]}
+
+    @app.get("/messages", dependencies=[Depends(admin)])
+    async def messages(limit: int = Query(100, ge=1, le=1000)) -> dict:
+        """Messages callers left, newest first, each with its transcript and the path of its audio."""
+        found = await asyncio.to_thread(state.messages.recent, limit) if state.messages is not None else []
+        return {"messages": found}
+
+    @app.get("/messages/{message_id}.wav", dependencies=[Depends(admin)])
+    async def message_audio(message_id: str) -> FileResponse:
+        path = state.messages.audio_path(message_id) if state.messages is not None else None
+        if path is None:
+            raise HTTPException(404, f"no message {message_id}")
+        return FileResponse(path, media_type="audio/wav")
 
     @app.get("/calls", dependencies=[Depends(admin)])
     async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:

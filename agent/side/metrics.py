@@ -27,6 +27,8 @@ class Metrics:
         self.turns = Counter("agent_turns", "Caller turns by outcome.", ["outcome"], registry=r)
         self.barge_ins = Counter("agent_barge_ins", "Times a caller talked over the agent.", registry=r)
         self.abstentions = Counter("agent_abstentions", "Answers declined for weak evidence.", registry=r)
+        self.messages = Counter("agent_messages", "Messages callers left, by how the recording ended.", ["ended_by"],
+                                registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,

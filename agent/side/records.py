@@ -2,7 +2,7 @@
 
 `CallStore` is the small repository interface the agent writes through;
 `SqliteCallStore` keeps it in SQLite (WAL) under AGENT_DATA_DIR. A store for
-PostgreSQL (several agents sharing one) implements the same five methods.
+PostgreSQL (several agents sharing one) implements the same methods.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Protocol
 
 from agent.call.record import CallRecord, TurnRecord
 from agent.logs import event
+from agent.side.unanswered import UnansweredQuestion
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class CallStore(Protocol):
     def recent(self, limit: int = 50) -> list[dict]: ...
     def get(self, call_id: str) -> dict | None: ...
     def purge(self, older_than: float) -> int: ...
+    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]: ...
 
 
 class SqliteCallStore:
@@ -122,6 +124,16 @@ class SqliteCallStore:
                           "latencies_ms": json.loads(t["latencies"]), "hearing": json.loads(t["hearing"] or "{}")}
                          for t in turns]
         return call
+
+    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
+        """The latest `limit` questions since `since` that the agent declined or asked to hear again."""
+        with closing(self._connect()) as db:
+            rows = db.execute("SELECT call_id, started, transcript, abstained, outcome FROM turns "
+                              "WHERE started >= ? AND transcript != '' AND (outcome = 'asked again' OR "
+                              "(outcome = 'answered' AND abstained = 1)) ORDER BY started DESC LIMIT ?",
+                              (since, limit)).fetchall()
+        return [UnansweredQuestion(r["transcript"], r["call_id"], r["started"],
+                                   "asked again" if r["outcome"] == "asked again" else "declined") for r in rows]
 
     def purge(self, older_than: float) -> int:
         """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""

@@ -7,7 +7,11 @@ import copy
 import logging
 import time
 
+import numpy as np
+
+from agent.call.message import Message
 from agent.call.record import CallRecord, TurnRecord
+from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.records import CallStore
 from agent.side.writer import RecordWriter
@@ -23,9 +27,10 @@ class Reporter:
     """Metrics are updated at once; records are written by the record writer, one write per event, in
     order, so a crash mid-call keeps every completed turn and a stalled store stalls no call."""
 
-    def __init__(self, metrics: Metrics, store: CallStore) -> None:
+    def __init__(self, metrics: Metrics, store: CallStore, messages: MessageStore | None = None) -> None:
         self.metrics = metrics
         self.store = store
+        self.messages = messages
         self._writer = RecordWriter(metrics.record_writes_pending.set)
 
     def _write(self, method, *args) -> None:
@@ -58,6 +63,15 @@ class Reporter:
 
     def error(self, stage: str) -> None:
         self.metrics.errors.labels(stage).inc()
+
+    def message_saved(self, call: CallRecord, message: Message, audio: np.ndarray) -> None:
+        self.metrics.messages.labels(message.ended_by).inc()
+        if self.messages is not None:
+            self._writer.submit(self.messages.save, message, audio.copy())
+
+    def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None:
+        if self.messages is not None:
+            self._writer.submit(self.messages.transcribed, message, transcript)
 
     def call_ended(self, call: CallRecord) -> None:
         self.metrics.active_calls.dec()

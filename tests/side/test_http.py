@@ -154,6 +154,16 @@ def test_unknown_call_is_404(side_agent):
     assert side_agent.http("GET", "/calls/nope", TOKEN).status_code == 404
 
 
+def test_a_declined_question_is_in_the_unanswered_report(side_agent, models, questions, tmp_path):
+    place_call(side_agent, tmp_path, "--question", str(questions["pizza"]), duration=10)
+    time.sleep(0.5)
+    assert side_agent.http("GET", "/reports/unanswered").status_code == 401
+    report = side_agent.http("GET", "/reports/unanswered", TOKEN).json()
+    pizza = next(g for g in report["groups"] if "pizza" in g["question"].lower())
+    latest = side_agent.http("GET", "/calls", TOKEN).json()["calls"][0]
+    assert pizza["count"] == 1 and pizza["declined"] == 1 and pizza["calls"] == [latest["id"]]
+
+
 def test_call_records_survive_a_restart(side_agent, settings):  # last: it stops the module's agent
     before = side_agent.http("GET", "/calls", TOKEN).json()["calls"]
     assert before

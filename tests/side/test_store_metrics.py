@@ -99,3 +99,18 @@ def test_cpu_per_answered_turn_is_what_the_process_spent_between_answers():
     metrics.observe("response", 0.5)
     assert 0.2 <= metrics.cpu_per_turn() < 1.0
     assert metrics.registry.get_sample_value("agent_process_cpu_seconds") >= 0.2
+
+
+def test_declined_and_asked_again_turns_are_the_unanswered_questions(tmp_path):
+    store = SqliteCallStore(tmp_path / "calls.db")
+    call = _call()
+    store.start_call(call)
+    turns = [("what are your hours", "answered", False), ("do you sell pizza", "answered", True),
+             ("what warren t", "asked again", False), ("", "answered", True), ("old question", "answered", True)]
+    for n, (text, outcome, abstained) in enumerate(turns, 1):
+        store.add_turn(call, n, TurnRecord(started=1000.0 + n if text != "old question" else 10.0, transcript=text,
+                                           outcome=outcome, abstained=abstained))
+    found = store.unanswered(since=500.0, limit=10)
+    assert [(q.text, q.outcome, q.call_id) for q in found] == [("what warren t", "asked again", "id1"),
+                                                               ("do you sell pizza", "declined", "id1")]
+    assert len(store.unanswered(since=0.0, limit=1)) == 1

@@ -1,0 +1,69 @@
+"""Messages callers left: a WAV and a JSON note per message under AGENT_DATA_DIR/messages.
+
+Plain files, each written whole to a temporary name and renamed, so a crash or a full disk never leaves
+half a message, and the audio is on disk before the (slower) transcript exists: a caller who hangs up
+mid-message, or an agent stopped while it transcribes, still leaves the recording and who left it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import wave
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from agent.call.message import Message
+
+_ID = re.compile(r"^[0-9a-f]{16}$")
+RATE = 16000
+
+
+class MessageStore:
+    """The messages folder; methods are blocking (run them on the record writer or a worker thread)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def save(self, message: Message, audio: np.ndarray) -> None:
+        """The recording (16 kHz int16), then its note."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        wav_tmp = self.folder / f".{message.id}.wav.tmp"
+        with wave.open(str(wav_tmp), "wb") as wav:
+            wav.setnchannels(1)
+            wav.setsampwidth(2)
+            wav.setframerate(RATE)
+            wav.writeframes(audio.astype("<i2").tobytes())
+        os.replace(wav_tmp, self.folder / f"{message.id}.wav")
+        self._write_note(message)
+
+    def transcribed(self, message: Message, transcript: str) -> None:
+        self._write_note(Message(**{**asdict(message), "transcript": transcript}))
+
+    def _write_note(self, message: Message) -> None:
+        tmp = self.folder / f".{message.id}.json.tmp"
+        tmp.write_text(json.dumps(asdict(message)), encoding="utf-8")
+        os.replace(tmp, self.folder / f"{message.id}.json")
+
+    def recent(self, limit: int = 100) -> list[dict]:
+        """Newest first; a note that cannot be read is skipped (and its audio kept)."""
+        notes = []
+        for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
+            if not _ID.match(path.stem):
+                continue
+            try:
+                notes.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+        notes.sort(key=lambda n: -float(n.get("started", 0)))
+        return [{**n, "audio": f"/messages/{n['id']}.wav"} for n in notes[:limit]]
+
+    def audio_path(self, message_id: str) -> Path | None:
+        """The message's WAV, or None (also for anything that is not a message id)."""
+        if not _ID.match(message_id):
+            return None
+        path = self.folder / f"{message_id}.wav"
+        return path if path.is_file() else None

@@ -1,0 +1,85 @@
+"""Taking a message over real SIP calls: recorded, transcribed, listed at /messages, and kept on a hang-up."""
+
+import json
+import time
+import wave
+
+import pytest
+
+from eval.scoring import word_error_rate
+from tests.conftest import synthesize_caller
+from tests.peers import AgentProcess, heard, place_call
+
+TOKEN = "test-token-messages"
+MESSAGE = "Hello, this is Sam Baker. Please call me back about my boiler service, my number is five five five, one two."
+
+
+@pytest.fixture(scope="module")
+def message_agent(tmp_path_factory, settings):
+    process = AgentProcess(tmp_path_factory.mktemp("messages"), settings, admin_token=TOKEN, message_silence_s=2,
+                           inactivity_s=60)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def voices(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("message-voices")
+
+    def make(name: str, text: str):
+        path = folder / f"{name}.wav"
+        with wave.open(str(path), "wb") as wav:
+            wav.setnchannels(1)
+            wav.setsampwidth(2)
+            wav.setframerate(8000)
+            wav.writeframes(synthesize_caller(folder, text, engine="flite").tobytes())
+        return path
+
+    return {"request": make("request", "Can I leave a message, please?"), "message": make("message", MESSAGE)}
+
+
+def _messages(agent, expected: int, timeout: float = 30) -> list[dict]:
+    """The agent's messages once `expected` of them are transcribed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = agent.http("GET", "/messages", TOKEN).json()["messages"]
+        if sum(m["transcript"] is not None for m in found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+def test_a_message_is_recorded_after_the_tone_and_listed_with_its_transcript(message_agent, models, voices,
+                                                                              tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"audio": str(voices["request"])}, {"audio": str(voices["message"])}]))
+    timeline = place_call(message_agent, tmp_path, "--script", str(script), duration=40)
+    (message,) = _messages(message_agent, 1)
+    assert message_agent.http("GET", "/messages").status_code == 401
+    assert message["ended_by"] == "silence" and "caller" in message["caller"]
+    assert word_error_rate(MESSAGE, message["transcript"]) <= 0.35, message["transcript"]
+    audio = message_agent.http("GET", message["audio"], TOKEN)
+    assert audio.status_code == 200 and audio.headers["content-type"] == "audio/wav"
+    path = tmp_path / "message.wav"
+    path.write_bytes(audio.content)
+    with wave.open(str(path)) as wav:
+        assert wav.getframerate() == 16000 and abs(wav.getnframes() / 16000 - message["seconds"]) < 0.1
+    # The message is the caller's words only: it starts after the tone and ends soon after the last word.
+    assert 4 < message["seconds"] < 10
+    message_end = timeline["steps"][1]["end_tick"]
+    assert "passed your message on" in heard(models, timeline, message_end)
+    record = message_agent.http("GET", f"/calls/{message['call_id']}", TOKEN).json()
+    assert [t["outcome"] for t in record["turns"]] == ["message requested", "message taken"]
+    assert record["turns"][1]["transcript"] == message["transcript"]
+
+
+def test_a_caller_hanging_up_mid_message_leaves_what_they_said(message_agent, voices, tmp_path):
+    before = len(message_agent.http("GET", "/messages", TOKEN).json()["messages"])
+    # The request at 2 s; the prompt and tone end by ~11 s; the message starts at 12 s and the caller hangs up
+    # 3.5 s into it.
+    place_call(message_agent, tmp_path, "--question", str(voices["request"]), "--question-at", "2",
+               "--second", str(voices["message"]), "--second-at", "12", duration=15.5)
+    found = _messages(message_agent, before + 1)
+    assert len(found) == before + 1
+    latest = found[0]
+    assert latest["ended_by"] == "caller hung up" and 1.5 < latest["seconds"] < 5
+    assert "sam" in latest["transcript"].lower() or "call me" in latest["transcript"].lower(), latest["transcript"]
