@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures).
-DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark
+DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium
 
 .PHONY: run test install models debs lint
 

@@ -154,7 +154,8 @@ class Agent:
                 memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
                 reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s,
-                message_config=MessageConfig(s.message_max_s, s.message_silence_s))
+                message_config=MessageConfig(s.message_max_s, s.message_silence_s),
+                transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

@@ -17,7 +17,14 @@ from pathlib import Path
 from agent.settings import Settings
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-_KEYS = {"extensions", "kb_dir", "greeting", "consent_notice", "voice", "max_calls", "max_call_s", "inactivity_s"}
+_KEYS = {"extensions", "kb_dir", "greeting", "consent_notice", "voice", "max_calls", "max_call_s", "inactivity_s",
+         "transfer_to", "transfer_digit"}
+_SIP_URI = re.compile(r"^sips?:[^\s<>\"]{1,250}$")
+_DTMF = re.compile(r"^[0-9*#A-D]?$")
+
+
+def _digit(setting: str) -> str:
+    return "" if setting == "none" else setting
 _LIMITS = {"max_calls": (1, 4), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
 
 
@@ -40,6 +47,10 @@ class Profile:
     inactivity_s: int
     consent_notice: str = ""
     """Spoken before the greeting ("This call may be recorded…"); empty: none."""
+    transfer_to: str = ""
+    """SIP URI of the person a caller asking for one is transferred to (REFER); empty: no transfer."""
+    transfer_digit: str = "0"
+    """DTMF digit that asks for a person; empty: none."""
 
     @property
     def opening(self) -> str:
@@ -68,7 +79,8 @@ def single_profile(settings: Settings) -> Dialplan:
     """The dialplan of an agent configured by settings alone: every extension gets one profile."""
     profile = Profile("default", (), settings.kb_dir, settings.index_path, settings.greeting,
                       str(settings.tts_model_path or settings.tts_model), settings.max_calls, settings.max_call_s,
-                      settings.inactivity_s, settings.consent_notice.strip())
+                      settings.inactivity_s, settings.consent_notice.strip(), settings.transfer_to,
+                      _digit(settings.transfer_digit))
     return Dialplan((profile,), profile)
 
 
@@ -131,6 +143,12 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
     consent = table.get("consent_notice", settings.consent_notice)
     if not isinstance(consent, str):
         raise DialplanError(f"{where}: consent_notice must be a string")
+    transfer_to = table.get("transfer_to", settings.transfer_to)
+    if not isinstance(transfer_to, str) or (transfer_to and not _SIP_URI.match(transfer_to)):
+        raise DialplanError(f"{where}: transfer_to must be a SIP URI (sip:user@host), got {transfer_to!r}")
+    transfer_digit = table.get("transfer_digit", settings.transfer_digit)
+    if not isinstance(transfer_digit, str) or not _DTMF.match(transfer_digit := _digit(transfer_digit)):
+        raise DialplanError(f"{where}: transfer_digit must be one DTMF digit or empty, got {transfer_digit!r}")
     for key, value in (("kb_dir", kb_dir), ("greeting", greeting), ("voice", voice)):
         if not isinstance(value, str) or not value.strip():
             raise DialplanError(f"{where}: {key} must be a non-empty string")
@@ -146,4 +164,4 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
         raise DialplanError(f"{where}: kb_dir {kb_path} is not a directory")
     return Profile(name, tuple(e.strip().lower() for e in extensions), kb_path,
                    settings.data_dir / f"index-{name}.sqlite3", greeting.strip(), voice.strip(), **limits,
-                   consent_notice=consent.strip())
+                   consent_notice=consent.strip(), transfer_to=transfer_to, transfer_digit=transfer_digit)

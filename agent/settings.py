@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -129,6 +130,10 @@ class Settings:
                            "their sentence and a goodbye before the agent exits.", low=0, high=600)
     speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
                                      "refresh (paused while calls are up), so answers start from a file read.")
+    transfer_to: str = setting("", "SIP URI a caller asking for a person is transferred to with REFER (blind "
+                               "transfer), e.g. sip:reception@pbx.example.com; empty: the agent offers a message.")
+    transfer_digit: str = setting("0", "DTMF digit that asks for a person ('none': no digit does).",
+                                  choices=("none", *"0123456789*#"))
     message_max_s: int = setting(60, "Longest message a caller can leave (after the tone).", low=5, high=600)
     message_silence_s: float = setting(3.0, "Quiet after the caller has spoken that ends a message (or press #).",
                                        low=1.0, high=30.0)
@@ -226,6 +231,8 @@ def _check_together(s: Settings) -> None:
     if s.admin_token is not None and len(s.admin_token) < 16 and not ipaddress.ip_address(s.http_host).is_loopback:
         raise SettingsError(f"AGENT_ADMIN_TOKEN: {len(s.admin_token)} characters; the side app listens on "
                             f"{s.http_host}, beyond this machine, so the token needs at least 16")
+    if s.transfer_to and not re.match(r"^sips?:[^\s<>\"]{1,250}$", s.transfer_to):
+        raise SettingsError(f"AGENT_TRANSFER_TO: got {s.transfer_to!r}, expected a SIP URI such as sip:200@pbx")
     if s.synonyms_path is not None and not s.synonyms_path.is_file():
         raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:

@@ -3,7 +3,7 @@
     python -m eval.caller --target sip:agent@127.0.0.1:5060 --port 5072 --question q.wav --out DIR
         [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
         [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
-        [--hold-at 5 --unhold-at 9]
+        [--hold-at 5 --unhold-at 9] [--accept-transfer]
         [--duration 20]
 
 Runs in its own process (pjsua2 allows one Endpoint per process). Everything is
@@ -102,11 +102,25 @@ class CallerPort(pj.AudioMediaPort):
 
 
 class CallerCall(pj.Call):
-    def __init__(self, account: pj.Account, port: CallerPort) -> None:
+    def __init__(self, account: pj.Account, port: CallerPort, accept_transfer: bool = False) -> None:
         super().__init__(account)
+        self.account = account
         self.port = port
         self.state = "calling"
         self.status = 0
+        self.accept_transfer = accept_transfer
+        self.transferred: CallerCall | None = None
+        """The call to the transfer target, once the agent has transferred this one (REFER)."""
+        self.transfer_to = ""
+
+    def onCallTransferRequest(self, prm) -> None:  # noqa: N802
+        """The agent transfers us (REFER): call the target as a phone would, with the same audio."""
+        self.transfer_to = prm.dstUri
+        if not self.accept_transfer:
+            prm.statusCode = 603
+            return
+        self.transferred = CallerCall(self.account, self.port)
+        prm.newCall = self.transferred
 
     def onCallState(self, prm) -> None:  # noqa: N802
         info = self.getInfo()
@@ -170,7 +184,7 @@ def run(args: argparse.Namespace) -> dict:
     account = pj.Account()
     account.create(account_config)
     port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
-    call = CallerCall(account, port)
+    call = CallerCall(account, port, args.accept_transfer)
     prm = pj.CallOpParam(True)
     call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), prm)
 
@@ -229,6 +243,19 @@ def run(args: argparse.Namespace) -> dict:
             timeline["unhold_tick"] = port.tick
     timeline["ended_by"] = "agent" if call.state == "disconnected" else "caller"
     timeline["status"] = call.status
+    if call.transfer_to:
+        timeline["transfer_to"] = call.transfer_to
+    if call.transferred is not None:  # stay a moment on the transferred call, then hang it up
+        settle = time.monotonic() + 2
+        while time.monotonic() < settle and call.transferred.state != "disconnected":
+            endpoint.libHandleEvents(10)
+        timeline["transferred_status"] = call.transferred.status
+        if call.transferred.state != "disconnected":
+            call.transferred.hangup(pj.CallOpParam(True))
+            for _ in range(100):
+                endpoint.libHandleEvents(10)
+                if call.transferred.state == "disconnected":
+                    break
     if call.state != "disconnected":
         call.hangup(pj.CallOpParam(True))
         for _ in range(100):
@@ -248,6 +275,7 @@ def run(args: argparse.Namespace) -> dict:
     # Stop the conference clock before releasing the port: pjsip 2.15 frees a removed port at once
     # while the clock thread may still call it. Then release pjsua2 objects before the library.
     endpoint.audDevManager().setNoDev()
+    call.transferred = None
     del call, port
     account.shutdown()
     del account
@@ -281,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unhold-at", type=float)
     parser.add_argument("--loss", type=int, default=0, help="percent of outgoing RTP packets dropped")
     parser.add_argument("--silence-suppression", action="store_true", help="send no RTP while quiet (VAD/DTX)")
+    parser.add_argument("--accept-transfer", action="store_true",
+                        help="follow a transfer (REFER) by calling the target, as a phone would; else refuse it")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", type=Path, required=True)
     timeline = run(parser.parse_args(argv))

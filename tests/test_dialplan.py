@@ -67,6 +67,8 @@ def test_without_a_file_one_profile_comes_from_the_settings():
     ("default = 'c'\n[profiles.a]\nkb_dir = 'kb-a'\n", "default profile 'c' is not one of a"),
     ("[profiles.'A B']\nkb_dir = 'kb-a'\n", "names are 1-32 lowercase"),
     ("surprise = 1\n[profiles.a]\nkb_dir = 'kb-a'\n", "unknown top-level key(s) surprise"),
+    ("[profiles.a]\nkb_dir = 'kb-a'\ntransfer_to = 'reception'\n", "transfer_to must be a SIP URI"),
+    ("[profiles.a]\nkb_dir = 'kb-a'\ntransfer_digit = '00'\n", "transfer_digit must be one DTMF digit"),
 ])
 def test_a_bad_dialplan_is_rejected_with_the_reason(base, text, message):
     with pytest.raises(DialplanError, match=re.escape(message)):
@@ -87,3 +89,12 @@ def test_a_consent_notice_is_spoken_before_the_greeting_and_profiles_may_differ(
     assert heating.opening == heating.greeting
     with pytest.raises(DialplanError, match="consent_notice must be a string"):
         parse_dialplan(text.replace('"This call may be recorded."', "3"), base, parse([], {}))
+
+
+def test_a_profile_transfers_to_its_own_person_and_the_settings_give_the_default(base):
+    text = TWO.replace('max_calls = 2', 'max_calls = 2\ntransfer_to = "sip:frontdesk@pbx.example.com"\n'
+                       'transfer_digit = "none"')
+    settings = parse([], {"AGENT_TRANSFER_TO": "sip:200@pbx.example.com", "AGENT_TRANSFER_DIGIT": "9"})
+    heating, dental = parse_dialplan(text, base, settings).profiles
+    assert (heating.transfer_to, heating.transfer_digit) == ("sip:200@pbx.example.com", "9")
+    assert (dental.transfer_to, dental.transfer_digit) == ("sip:frontdesk@pbx.example.com", "")

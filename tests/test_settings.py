@@ -54,6 +54,8 @@ def test_inconsistent_settings_are_rejected():
         parse([], {"AGENT_RTP_PORT_MIN": "41000", "AGENT_RTP_PORT_MAX": "40000"})
     with pytest.raises(SettingsError, match="both 5060"):
         parse([], {"AGENT_HTTP_PORT": "5060"})
+    with pytest.raises(SettingsError, match="AGENT_TRANSFER_TO: got 'reception', expected a SIP URI"):
+        parse([], {"AGENT_TRANSFER_TO": "reception"})
     with pytest.raises(SettingsError, match="AGENT_SYNONYMS_PATH: /nonexistent/synonyms.txt is not a file"):
         parse([], {"AGENT_SYNONYMS_PATH": "/nonexistent/synonyms.txt"})
 

@@ -24,6 +24,7 @@ from agent.call.limits import CallLimits, LimitAction
 from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig, MessageRecording, asks_for_message, is_yes
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
+from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, asks_for_person, transfer_result
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
 from agent.call.workers import Busy
@@ -54,6 +55,7 @@ class CallReporter(Protocol):
     def error(self, stage: str) -> None: ...
     def message_saved(self, call: CallRecord, message: Message, audio: np.ndarray) -> None: ...
     def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None: ...
+    def transfer(self, call: CallRecord, result: str) -> None: ...
     def call_ended(self, call: CallRecord) -> None: ...
 
 
@@ -65,7 +67,8 @@ class CallSession:
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
                  dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
                  model_deadline_s: float = 10.0, speculative: Executor | None = None,
-                 message_config: MessageConfig | None = None) -> None:
+                 message_config: MessageConfig | None = None, transfer_to: str = "",
+                 transfer_digit: str = "") -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `vad_pool`: VAD's own (default: `models`), so a
         busy model pool never delays the turn-taking of any call."""
@@ -93,6 +96,9 @@ class CallSession:
         self._transcribing: set[asyncio.Task] = set()
         self._declines = 0
         self._offered_message = False
+        self._transfer_to, self._transfer_digit = transfer_to, transfer_digit
+        self._transferring: asyncio.Task | None = None
+        self._transfer_done: asyncio.Future | None = None
         self._media = asyncio.Event()
         self._ended = asyncio.Event()
         self._reporter = reporter
@@ -111,6 +117,9 @@ class CallSession:
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
         self._loop.call_soon_threadsafe(self._queue_frame, (pcm, outbound_rms))
+
+    def on_transfer(self, status: int, reason: str, final: bool) -> None:
+        self._loop.call_soon_threadsafe(self._transfer_status, status, f"{status} {reason}".strip(), final)
 
     def on_ended(self, reason: str) -> None:
         self._loop.call_soon_threadsafe(self._end, reason)
@@ -143,6 +152,9 @@ class CallSession:
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
         if digit == "#" and self._message is not None:
             self._finish_message("#")
+        elif digit == self._transfer_digit and not self._held and self._message is None:
+            self._interrupt()
+            self._ask_for_person()
         elif digit == "*" and len(self._last_reply) and not self._held:
             self._interrupt()
             self._say(self._last_reply)
@@ -189,6 +201,8 @@ class CallSession:
             watchdog.cancel()
             self._drop_speculation()
             self._interrupt()
+            if self._transferring is not None:
+                self._transferring.cancel()
             if self._transcribing:  # a message's transcript belongs in the record before it is closed
                 await asyncio.wait(self._transcribing, timeout=self._model_deadline_s * 3)
             self.record.ended = time.time()
@@ -284,6 +298,10 @@ class CallSession:
             if asks_for_message(transcript.text) or (offered and is_yes(transcript.text)):
                 turn.outcome, turn.response_ms = "message requested", self._response_ms(speech_end)
                 self._start_message()
+                return
+            if asks_for_person(transcript.text):
+                turn.outcome, turn.response_ms = "transfer requested", self._response_ms(speech_end)
+                self._ask_for_person()
                 return
             if reply is None:
                 turn.outcome = "ignored"
@@ -381,6 +399,47 @@ class CallSession:
         self.record.turns.append(turn)
         self._reporter.turn_done(self.record, turn)
 
+    # --- transfer to a person
+    def _ask_for_person(self) -> None:
+        if self._transferring is None or self._transferring.done():
+            self._transferring = asyncio.create_task(self._transfer())
+
+    async def _transfer(self) -> None:
+        """Say so, REFER the caller to the profile's person, follow the progress: on success the call is
+        theirs and the agent hangs up; on failure (or with nobody to transfer to) a message is offered."""
+        if not self._transfer_to:
+            self._say(self._phrases.no_transfer)
+            self._offered_message = True
+            return
+        self._say(self._phrases.transferring)
+        await self._until_played(GOODBYE_WAIT_S)
+        self._transfer_done = self._loop.create_future()
+        self.leg.transfer(self._transfer_to)
+        try:
+            result, status = await asyncio.wait_for(self._transfer_done, TRANSFER_TIMEOUT_S)
+        except TimeoutError:
+            result, status = TransferResult.FAILED, "no final status"
+        event(log, "call.transfer", call=self.leg.sip_call_id, result=result.value, status=status)
+        self._reporter.transfer(self.record, result.value)
+        if result is TransferResult.ANSWERED:
+            self.record.outcome = "transferred"
+            self.leg.hang_up()
+        elif not self._ended.is_set():
+            self._say(self._phrases.transfer_failed)
+            self._offered_message = True
+
+    def _transfer_status(self, status: int, status_line: str, final: bool) -> None:
+        result = transfer_result(status, final)
+        if result is not TransferResult.PENDING and self._transfer_done is not None and not self._transfer_done.done():
+            self._transfer_done.set_result((result, status_line))
+
+    async def _until_played(self, limit_s: float) -> None:
+        """Until the line has played everything queued, the call ended, or `limit_s` passed (a line that stops
+        taking audio, as on a hold that came just now, never drains)."""
+        deadline = self._loop.time() + limit_s
+        while self.leg.playout.pending_frames and not self._ended.is_set() and self._loop.time() < deadline:
+            await asyncio.sleep(0.05)
+
     def _response_ms(self, speech_end: float) -> float:
         """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
         queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
@@ -436,8 +495,5 @@ class CallSession:
         if cut:
             self._interrupt()
         self._say(self._phrases.goodbye)
-        # Bounded: should the line stop taking audio (a hold that came just now), the goodbye never drains.
-        deadline = self._loop.time() + GOODBYE_WAIT_S
-        while self.leg.playout.pending_frames and not self._ended.is_set() and self._loop.time() < deadline:
-            await asyncio.sleep(0.05)
+        await self._until_played(GOODBYE_WAIT_S)
         self.leg.hang_up()

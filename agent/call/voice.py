@@ -19,6 +19,7 @@ from agent.speech.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 
+MESSAGE_PROMPT = "Please leave your message after the tone. Press hash, or just stop talking, when you're done."
 TONE_HZ, TONE_S = 1000, 0.4
 """The beep before a message is recorded, as on an answering machine."""
 VOLUME = 0.5
@@ -39,6 +40,9 @@ class Phrases:
     """Asks for the message, and ends with the tone after which it is recorded."""
     message_saved: np.ndarray
     message_offer: np.ndarray
+    transferring: np.ndarray
+    transfer_failed: np.ndarray
+    no_transfer: np.ndarray
 
 
 class Voice:
@@ -96,7 +100,7 @@ class Voice:
         texts = phrase_texts(greeting)
         self.fixed_texts.update(texts)
         audio = [self.speak(text) for text in texts]
-        prompt = len(audio) - 3
+        prompt = texts.index(MESSAGE_PROMPT)
         audio[prompt] = np.concatenate([audio[prompt], np.zeros(self.rate // 4, dtype=np.int16),
                                         tone(TONE_HZ, TONE_S, self.rate)])
         return Phrases(*audio)
@@ -106,6 +110,10 @@ def phrase_texts(greeting: str) -> tuple[str, ...]:
     """The fixed lines of a profile, in Phrases order."""
     return (greeting, "Are you still there?", "Thank you for calling. Goodbye.",
             "Sorry, something went wrong on my side. Could you ask that again?", ASK_AGAIN_TEXT,
-            "Please leave your message after the tone. Press hash, or just stop talking, when you're done.",
+            MESSAGE_PROMPT,
             "Thank you, I've passed your message on. Is there anything else I can help with?",
-            "If you like, I can take a message for the team. Just say: leave a message.")
+            "If you like, I can take a message for the team. Just say: leave a message.",
+            "Putting you through to a member of the team now.",
+            "Sorry, I couldn't put you through. I can take a message instead: just say, leave a message.",
+            "I can't put you through to a person on this line, but I can take a message: just say, leave a "
+            "message.")

@@ -111,11 +111,15 @@ class KnowledgeBase:
         return self._wording[1], self._wording[2]
 
     def reworded(self, snapshot: Snapshot, question: str) -> str:
-        """The question in the KB's own words — near-homophones put back, then callers' synonyms swapped for
-        the KB's — or '' when that changes nothing. Searched beside the question, never instead of it."""
+        """The question in the KB's own words — callers' synonyms swapped for the KB's, near-homophones put
+        back — or '' when that changes nothing. Searched beside the question, never instead of it."""
         sound_alikes, synonyms = self._kb_wording(snapshot)
-        recovered = sound_alikes.recover(question)
-        return synonyms.rephrase(recovered or question) or recovered
+        # Synonyms first: a caller's real word the recogniser's vocabulary lacks ("checkup") must not be
+        # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
+        text = synonyms.rephrase(question) or question
+        text = sound_alikes.recover(text) or text
+        text = synonyms.rephrase(text) or text
+        return text if text != question else ""
 
     def retrieve(self, snapshot: Snapshot, query: Query
                  ) -> tuple[list[Passage], np.ndarray, np.ndarray | None, np.ndarray | None]:

@@ -1,24 +1,28 @@
 """The side app: health, readiness, metrics, KB re-indexing and call records over HTTP (FastAPI).
 
-Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex, /calls*, /messages* and /reports/*
-need `Authorization: Bearer $AGENT_ADMIN_TOKEN`, and are refused (403) while no token is set.
+Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex, /calls*, /messages*,
+/reports/* and /dashboard need `Authorization: Bearer $AGENT_ADMIN_TOKEN` (or HTTP Basic with the token as
+password, which is how a browser opening /dashboard sends it), and are refused (403) while no token is set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hmac
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import RefreshBusy
 from agent.settings import Settings
+from agent.side.dashboard import render_dashboard
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
 from agent.side.records import CallStore
@@ -88,6 +92,20 @@ class SideState:
         return reasons
 
 
+def presented_token(authorization: str) -> bytes:
+    """The token in an Authorization header: `Bearer TOKEN`, or `Basic` with TOKEN as the password (what a
+    browser sends after asking for it); b"" when there is none."""
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip().encode()
+    if scheme.lower() == "basic":
+        try:
+            return base64.b64decode(value.strip(), validate=True).partition(b":")[2]
+        except (ValueError, binascii.Error):
+            return b""
+    return b""
+
+
 def create_app(state: SideState) -> FastAPI:
     docs = state.settings.http_docs
     app = FastAPI(title="Offline phone agent", docs_url="/docs" if docs else None, redoc_url=None,
@@ -104,7 +122,7 @@ def create_app(state: SideState) -> FastAPI:
 
     failures = AuthFailures()
 
-    def admin(request: Request) -> None:
+    def authorize(request: Request, challenge: str) -> None:
         token = state.settings.admin_token
         if not token:
             raise HTTPException(403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them")
@@ -113,10 +131,16 @@ def create_app(state: SideState) -> FastAPI:
         if failures.blocked(client, now):
             raise HTTPException(429, "too many failed attempts; try again later",
                                 headers={"Retry-After": str(AUTH_BLOCK_S)})
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        if not hmac.compare_digest(presented_token(request.headers.get("authorization", "")), token.encode()):
             failures.failed(client, now)
-            raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": challenge})
+
+    def admin(request: Request) -> None:
+        authorize(request, "Bearer")
+
+    def admin_page(request: Request) -> None:
+        """For pages a person opens in a browser: the browser asks for the token itself (any user name)."""
+        authorize(request, 'Basic realm="phone agent", charset="UTF-8"')
 
     @app.get("/healthz")
     async def healthz() -> dict:
@@ -176,9 +200,7 @@ def create_app(state: SideState) -> FastAPI:
                                   "error": r.error} for n, r in reports.items()}}
         return JSONResponse(body, status_code=200 if ok else 500)
 
-    @app.get("/reports/unanswered", dependencies=[Depends(admin)])
-    async def unanswered(days: int = Query(30, ge=1, le=3650), limit: int = Query(1000, ge=1, le=5000)) -> dict:
-        """Questions the agent declined or asked to hear again, grouped by meaning, most frequent first."""
+    async def unanswered_groups(days: int, limit: int) -> tuple[int, list[dict]]:
         if state.embed is None:
             raise HTTPException(503, "the models are still loading")
         questions = await asyncio.to_thread(state.store.unanswered, time.time() - days * 86400, limit)
@@ -189,8 +211,21 @@ def create_app(state: SideState) -> FastAPI:
             return group_by_meaning(questions, state.embed([q.text for q in questions]))
 
         groups = await asyncio.get_running_loop().run_in_executor(state.background, grouped)
-        return {"days": days, "questions": len(questions),
-                "groups": [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]}
+        return len(questions), [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]
+
+    @app.get("/reports/unanswered", dependencies=[Depends(admin)])
+    async def unanswered(days: int = Query(30, ge=1, le=3650), limit: int = Query(1000, ge=1, le=5000)) -> dict:
+        """Questions the agent declined or asked to hear again, grouped by meaning, most frequent first."""
+        count, groups = await unanswered_groups(days, limit)
+        return {"days": days, "questions": count, "groups": groups}
+
+    @app.get("/dashboard", dependencies=[Depends(admin_page)])
+    async def dashboard(calls: int = Query(100, ge=1, le=1000)) -> HTMLResponse:
+        """The owner's page: recent calls, messages, unanswered questions, latency and calls per hour."""
+        recent = await asyncio.to_thread(state.store.recent, calls, True)
+        messages = await asyncio.to_thread(state.messages.recent, 50) if state.messages is not None else []
+        _, groups = await unanswered_groups(30, 1000)
+        return HTMLResponse(render_dashboard(recent, messages, groups[:30], time.time()))
 
     @app.get("/messages", dependencies=[Depends(admin)])
     async def messages(limit: int = Query(100, ge=1, le=1000)) -> dict:

@@ -29,6 +29,7 @@ class Metrics:
         self.abstentions = Counter("agent_abstentions", "Answers declined for weak evidence.", registry=r)
         self.messages = Counter("agent_messages", "Messages callers left, by how the recording ended.", ["ended_by"],
                                 registry=r)
+        self.transfers = Counter("agent_transfers", "Transfers to a person, by result.", ["result"], registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,

@@ -39,7 +39,7 @@ class CallStore(Protocol):
     def start_call(self, call: CallRecord) -> None: ...
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None: ...
     def end_call(self, call: CallRecord) -> None: ...
-    def recent(self, limit: int = 50) -> list[dict]: ...
+    def recent(self, limit: int = 50, with_turns: bool = False) -> list[dict]: ...
     def get(self, call_id: str) -> dict | None: ...
     def purge(self, older_than: float) -> int: ...
     def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]: ...
@@ -104,11 +104,21 @@ class SqliteCallStore:
                     "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
                                      "".join(call.dtmf), call.id))
 
-    def recent(self, limit: int = 50) -> list[dict]:
+    def recent(self, limit: int = 50, with_turns: bool = False) -> list[dict]:
+        """The latest calls, newest first; `with_turns`: each with its turns (as `get` gives them)."""
         with closing(self._connect()) as db:
             rows = db.execute("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
                               "FROM calls c ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
-        return [_call_row(row) for row in rows]
+            calls = [_call_row(row) for row in rows]
+            if with_turns and calls:
+                by_id = {call["id"]: call for call in calls}
+                for call in calls:
+                    call["turns"] = []
+                marks = ",".join("?" * len(by_id))
+                for t in db.execute(f"SELECT * FROM turns WHERE call_id IN ({marks}) ORDER BY call_id, n",
+                                    tuple(by_id)).fetchall():
+                    by_id[t["call_id"]]["turns"].append(_turn_row(t))
+        return calls
 
     def get(self, call_id: str) -> dict | None:
         with closing(self._connect()) as db:
@@ -118,11 +128,7 @@ class SqliteCallStore:
                 return None
             turns = db.execute("SELECT * FROM turns WHERE call_id = ? ORDER BY n", (call_id,)).fetchall()
         call = _call_row(row)
-        call["turns"] = [{"n": t["n"], "started": t["started"], "transcript": t["transcript"],
-                          "answer": t["answer"], "sources": json.loads(t["sources"]),
-                          "abstained": bool(t["abstained"]), "outcome": t["outcome"],
-                          "latencies_ms": json.loads(t["latencies"]), "hearing": json.loads(t["hearing"] or "{}")}
-                         for t in turns]
+        call["turns"] = [_turn_row(t) for t in turns]
         return call
 
     def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
@@ -138,6 +144,12 @@ class SqliteCallStore:
     def purge(self, older_than: float) -> int:
         """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
         return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+
+
+def _turn_row(t: sqlite3.Row) -> dict:
+    return {"n": t["n"], "started": t["started"], "transcript": t["transcript"], "answer": t["answer"],
+            "sources": json.loads(t["sources"]), "abstained": bool(t["abstained"]), "outcome": t["outcome"],
+            "latencies_ms": json.loads(t["latencies"]), "hearing": json.loads(t["hearing"] or "{}")}
 
 
 def _call_row(row: sqlite3.Row) -> dict:

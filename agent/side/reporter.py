@@ -73,6 +73,9 @@ class Reporter:
         if self.messages is not None:
             self._writer.submit(self.messages.transcribed, message, transcript)
 
+    def transfer(self, call: CallRecord, result: str) -> None:
+        self.metrics.transfers.labels(result).inc()
+
     def call_ended(self, call: CallRecord) -> None:
         self.metrics.active_calls.dec()
         self.metrics.calls.labels(call.outcome or "unknown").inc()

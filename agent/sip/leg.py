@@ -46,6 +46,7 @@ class CallObserver(Protocol):
     def on_hold(self, held: bool) -> None: ...
     def on_dtmf(self, digit: str) -> None: ...
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None: ...
+    def on_transfer(self, status: int, reason: str, final: bool) -> None: ...
     def on_ended(self, reason: str) -> None: ...
 
 
@@ -82,6 +83,10 @@ class CallLeg:
     def hang_up(self) -> None:
         """Send BYE (or a final response) from the SIP thread."""
         self.query(lambda call: call.hang_up_now())
+
+    def transfer(self, target: str) -> None:
+        """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""
+        self.query(lambda call: call.refer(target))
 
     def query(self, question: Callable[[SipCall], Any]) -> concurrent.futures.Future:
         """Run `question(call)` on the SIP thread; await the result with asyncio.wrap_future.
@@ -146,6 +151,14 @@ class SipCall(pj.Call):
                 self.hangup(self._op(200))
             except pj.Error as exc:
                 event(log, "call.hangup_failed", logging.WARNING, reason=exc.reason)
+
+    def refer(self, target: str) -> None:
+        try:
+            self.xfer(target, pj.CallOpParam(True))
+        except pj.Error as exc:  # the REFER could not even be sent: a failed transfer, not a broken call
+            event(log, "call.transfer_failed", logging.WARNING, call=self.sip_call_id, reason=exc.reason)
+            if self.observer is not None:
+                self.observer.on_transfer(500, exc.reason, True)
 
     def rtp_packets_received(self) -> int | None:
         """RTP packets received on the audio stream so far (for dead-call detection); None once the
@@ -236,6 +249,14 @@ class SipCall(pj.Call):
             self._endpoint.call_soon(self.hang_up_now)
         except Exception:
             log.exception("call.offer_check_failed")
+
+    def onCallTransferStatus(self, prm: pj.OnCallTransferStatusParam) -> None:  # noqa: N802
+        """The REFER's answer, then the NOTIFYs of the caller's call to the transfer target."""
+        event(log, "call.transfer_status", call=self.sip_call_id, status=prm.statusCode, final=prm.finalNotify)
+        if self.observer is not None:
+            self.observer.on_transfer(prm.statusCode, prm.reason, prm.finalNotify)
+        if prm.statusCode >= 200 and prm.finalNotify:
+            prm.cont = False
 
     def onDtmfDigit(self, prm: pj.OnDtmfDigitParam) -> None:  # noqa: N802
         if self.observer is not None:

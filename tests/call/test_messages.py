@@ -1,6 +1,7 @@
 """Taking a message over real SIP calls: recorded, transcribed, listed at /messages, and kept on a hang-up."""
 
 import json
+import subprocess
 import time
 import wave
 
@@ -70,6 +71,19 @@ def test_a_message_is_recorded_after_the_tone_and_listed_with_its_transcript(mes
     record = message_agent.http("GET", f"/calls/{message['call_id']}", TOKEN).json()
     assert [t["outcome"] for t in record["turns"]] == ["message requested", "message taken"]
     assert record["turns"][1]["transcript"] == message["transcript"]
+
+
+def test_the_owner_sees_the_message_on_the_dashboard_in_a_real_browser(message_agent, tmp_path):
+    (message,) = _messages(message_agent, 1)
+    # The browser sends the token as HTTP Basic credentials, as it would after asking the owner for them.
+    url = f"http://owner:{TOKEN}@127.0.0.1:{message_agent.http_port}/dashboard"
+    browser = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}",
+                              "--window-size=390,844", "--virtual-time-budget=5000", "--dump-dom", url],
+                             capture_output=True, text=True, timeout=120)
+    dom = browser.stdout
+    assert message["transcript"] in dom, browser.stderr[-2000:]
+    assert f'<audio controls="" preload="none" src="/messages/{message["id"]}.wav">' in dom
+    assert "message requested" in dom and "<svg" in dom
 
 
 def test_a_caller_hanging_up_mid_message_leaves_what_they_said(message_agent, voices, tmp_path):
