@@ -21,7 +21,8 @@ from agent.audio.pcm import int16_to_float, rms
 from agent.call.echo import EchoGate
 from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
-from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig, MessageRecording, asks_for_message, is_yes
+from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig, asks_for_message, is_yes
+from agent.call.message_taker import MessageTaker
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, asks_for_person, transfer_result
@@ -89,13 +90,7 @@ class CallSession:
         self._last_reply = np.zeros(0, dtype=np.int16)
         self._held = False
         self._asked_again = False  # the last turn asked the caller to repeat (never twice running)
-        self._message_config = message_config or MessageConfig()
-        self._message: MessageRecording | None = None
-        """The message being recorded (the caller's audio goes here instead of to turn-taking)."""
-        self._message_started = 0.0
-        self._transcribing: set[asyncio.Task] = set()
         self._declines = 0
-        self._offered_message = False
         self._transfer_to, self._transfer_digit = transfer_to, transfer_digit
         self._transferring: asyncio.Task | None = None
         self._transfer_done: asyncio.Future | None = None
@@ -104,6 +99,8 @@ class CallSession:
         self._reporter = reporter
         self.dropped_frames = 0
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time())
+        self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
+                                      self._say, phrases.message_saved, self._transcribe_message, loop.time)
 
     # --- called from pjsua2 threads
     def on_media(self, codec: str, clock_rate: int) -> None:
@@ -150,9 +147,9 @@ class CallSession:
             self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
-        if digit == "#" and self._message is not None:
-            self._finish_message("#")
-        elif digit == self._transfer_digit and not self._held and self._message is None:
+        if digit == "#" and self._messages.recording:
+            self._messages.finish("#", thank=True)
+        elif digit == self._transfer_digit and not self._held and not self._messages.recording:
             self._interrupt()
             self._ask_for_person()
         elif digit == "*" and len(self._last_reply) and not self._held:
@@ -164,8 +161,7 @@ class CallSession:
             self.record.outcome = self.record.outcome or "caller hung up"
             self.record.reason = reason
             self._ended.set()
-            if self._message is not None:  # what was said before the hang-up is the message
-                self._finish_message("caller hung up")
+            self._messages.finish("caller hung up", thank=False)  # what was said before the hang-up is kept
             self._frames.put_nowait(None)
 
     def _say(self, pcm: np.ndarray) -> None:
@@ -203,8 +199,7 @@ class CallSession:
             self._interrupt()
             if self._transferring is not None:
                 self._transferring.cancel()
-            if self._transcribing:  # a message's transcript belongs in the record before it is closed
-                await asyncio.wait(self._transcribing, timeout=self._model_deadline_s * 3)
+            await self._messages.settle(self._model_deadline_s * 3)  # the record holds the message's transcript
             self.record.ended = time.time()
             event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
                   turns=len(self.record.turns), barge_ins=self.record.barge_ins,
@@ -223,8 +218,8 @@ class CallSession:
             probability = await self._loop.run_in_executor(self._vad_pool, self._vad.window_probability, samples)
             if not self._gate.admits(rms(window)):
                 probability = 0.0  # the agent's own voice coming back (or its tail): not the caller
-            if self._message is not None:
-                self._record_message(window, probability >= self._turns.config.threshold)
+            if self._messages.recording:
+                self._messages.push(window, probability >= self._turns.config.threshold)
                 continue
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
@@ -294,10 +289,12 @@ class CallSession:
                 turn.outcome, turn.response_ms = "caller said goodbye", self._response_ms(speech_end)
                 self._farewell = asyncio.create_task(self._goodbye("caller said goodbye", cut=False))
                 return
-            offered, self._offered_message = self._offered_message, False
+            offered, self._messages.offered = self._messages.offered, False
             if asks_for_message(transcript.text) or (offered and is_yes(transcript.text)):
                 turn.outcome, turn.response_ms = "message requested", self._response_ms(speech_end)
-                self._start_message()
+                self._drop_speculation()
+                self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
+                self._messages.start(self._phrases.message_prompt)
                 return
             if asks_for_person(transcript.text):
                 turn.outcome, turn.response_ms = "transfer requested", self._response_ms(speech_end)
@@ -333,7 +330,7 @@ class CallSession:
             self._declines += reply.abstained
             if reply.abstained and self._declines == OFFER_AFTER_DECLINES:
                 self._say(self._phrases.message_offer)
-                self._offered_message = True
+                self._messages.offered = True
         except asyncio.CancelledError:
             turn.outcome = "interrupted"
             raise
@@ -350,54 +347,10 @@ class CallSession:
                 event(log, "call.turn", call=self.leg.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
 
-    # --- taking a message
-    def _start_message(self) -> None:
-        self._drop_speculation()
-        self._say(self._phrases.message_prompt)
-        self._message, self._message_started = MessageRecording(self._message_config), 0.0
-
-    def _record_message(self, window: np.ndarray, voiced: bool) -> None:
-        if self.leg.playout.pending_frames:
-            return  # the prompt and its tone are still playing: the message starts after the tone
-        self._message_started = self._message_started or time.time()
-        if voiced:
-            self.record.last_caller_speech = self._loop.time()
-        ended_by = self._message.push(window, voiced)
-        if ended_by is not None:
-            self._finish_message(ended_by)
-
-    def _finish_message(self, ended_by: str) -> None:
-        """Store the recording at once (a hang-up loses nothing), thank the caller, transcribe it after."""
-        recording, self._message = self._message, None
-        self._turns = TurnDetector(self._turns.config)
-        if recording is None or not recording.heard_speech:
-            return
-        audio = recording.audio()
-        message = Message(uuid.uuid4().hex[:16], self.record.id, self.record.remote, self.record.dialed,
-                          self._message_started, round(len(audio) / 16000, 1), ended_by)
-        self._reporter.message_saved(self.record, message, audio)
-        event(log, "call.message", call=self.leg.sip_call_id, message=message.id, seconds=message.seconds,
-              ended_by=ended_by)
-        if not self._ended.is_set():
-            self._say(self._phrases.message_saved)
-        task = asyncio.create_task(self._transcribe_message(message, audio))
-        self._transcribing.add(task)
-        task.add_done_callback(self._transcribing.discard)
-
-    async def _transcribe_message(self, message: Message, audio: np.ndarray) -> None:
-        turn = TurnRecord(started=message.started, outcome="message taken")
-        try:
-            heard = await self._loop.run_in_executor(self._pipeline.models, self._pipeline.transcriber.transcribe,
-                                                     int16_to_float(audio), None)
-            turn.transcript = heard.text
-        except Exception as exc:
-            event(log, "call.message_transcript_failed", logging.ERROR, call=self.leg.sip_call_id,
-                  error=type(exc).__name__)
-            self._reporter.error("message")
-        self._reporter.message_transcribed(self.record, message, turn.transcript)
-        turn.transcript = turn.transcript or "(message not transcribed)"
-        self.record.turns.append(turn)
-        self._reporter.turn_done(self.record, turn)
+    async def _transcribe_message(self, pcm: np.ndarray) -> str:
+        heard = await self._loop.run_in_executor(self._pipeline.models, self._pipeline.transcriber.transcribe,
+                                                 int16_to_float(pcm), None)
+        return heard.text
 
     # --- transfer to a person
     def _ask_for_person(self) -> None:
@@ -409,7 +362,7 @@ class CallSession:
         theirs and the agent hangs up; on failure (or with nobody to transfer to) a message is offered."""
         if not self._transfer_to:
             self._say(self._phrases.no_transfer)
-            self._offered_message = True
+            self._messages.offered = True
             return
         self._say(self._phrases.transferring)
         await self._until_played(GOODBYE_WAIT_S)
@@ -426,7 +379,7 @@ class CallSession:
             self.leg.hang_up()
         elif not self._ended.is_set():
             self._say(self._phrases.transfer_failed)
-            self._offered_message = True
+            self._messages.offered = True
 
     def _transfer_status(self, status: int, status_line: str, final: bool) -> None:
         result = transfer_result(status, final)
@@ -481,8 +434,7 @@ class CallSession:
         if self._ended.is_set():
             return
         self.record.outcome = self.record.outcome or "agent shut down"
-        if self._message is not None:
-            self._finish_message("agent shut down")
+        self._messages.finish("agent shut down", thank=False)
         self._drop_speculation()
         self._reply_cancel.set()
         if self._reply is not None and not self._reply.done():
