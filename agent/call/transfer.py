@@ -16,8 +16,10 @@ TRANSFER_TIMEOUT_S = 45.0
 _PERSON = (r"(a |an |the |some |your )?(real |actual |live )?(person|human( being)?|someone|somebody|operator|"
            r"agent|representative|receptionist|reception|office|manager|staff|member of (the )?(staff|team)|"
            r"engineer|advisor|adviser|customer service)s?")
-_ASKS = re.compile(r"\b(speak|talk|chat)\s+(to|with)\s+" + _PERSON + r"\b|\bput me through\b|\btransfer me\b|"
-                   r"\b(real|actual|live) (person|human)\b|^\W*(operator|human|agent|representative)\W*$")
+_ASKS = re.compile(r"\b(speak|talk|chat)\s+(to|with)\s+" + _PERSON + r"\b|\bconnect me\s+(to|with)\s+" + _PERSON
+                   + r"\b|\b(person|human|someone|somebody) (i|we) (can|could) (speak|talk)\b|\bput me through\b|"
+                   r"\btransfer me\b|\b(real|actual|live) (person|human)\b|"
+                   r"^\W*(operator|human|agent|representative)\W*$")
 
 
 def asks_for_person(transcript: str) -> bool:

@@ -7,7 +7,8 @@ from agent.call.transfer import TransferResult, asks_for_person, transfer_result
 
 @pytest.mark.parametrize("text", ["Can I speak to someone?", "I want to talk to a real person.", "Operator.",
                                   "Could you put me through to the office?", "Can I speak with a human being?",
-                                  "Transfer me please", "Let me talk to a member of the team"])
+                                  "Transfer me please", "Let me talk to a member of the team",
+                                  "Is there a human I can talk to?", "Connect me to a representative"])
 def test_asking_for_a_person_is_recognised(text):
     assert asks_for_person(text)
 
