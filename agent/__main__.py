@@ -147,11 +147,12 @@ class _HttpServer(uvicorn.Server):
         yield
 
 
-async def _purge_daily(store: SqliteCallStore, days: int) -> None:
+async def _purge_daily(store: SqliteCallStore, messages: MessageStore, days: int) -> None:
     while True:
         try:
             purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
-            event(log, "records.purged", calls=purged, retention_days=days)
+            gone = await asyncio.to_thread(messages.purge, time.time() - days * 86400)
+            event(log, "records.purged", calls=purged, messages=gone, retention_days=days)
             await asyncio.sleep(86400)
         except Exception as exc:  # a locked or full store: try again in an hour
             event(log, "records.purge_failed", logging.WARNING, error=type(exc).__name__)
@@ -165,11 +166,12 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     metrics, store = Metrics(settings.metrics_window_s), SqliteCallStore(settings.records_path)
-    state = SideState(settings, metrics, store, messages=MessageStore(settings.messages_path))
+    messages = MessageStore(settings.messages_path)
+    state = SideState(settings, metrics, store, messages=messages)
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
-    purge = asyncio.create_task(_purge_daily(store, settings.records_retention_days))
+    purge = asyncio.create_task(_purge_daily(store, messages, settings.records_retention_days))
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None

@@ -50,8 +50,8 @@ class Settings:
     http_port: int = setting(8000, "TCP port of the side app.", low=1, high=65535)
     http_docs: bool = setting(False, "Serve interactive API docs at /docs.")
     metrics_window_s: float = setting(900.0, "Sliding window of /metrics/summary percentiles.", low=10, high=86400)
-    records_retention_days: int = setting(30, "Call records older than this are deleted (at start-up and daily).",
-                                          low=1, high=3650)
+    records_retention_days: int = setting(30, "Call records and messages older than this are deleted (at start-up "
+                                          "and daily).", low=1, high=3650)
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
 
     # --- registration to a PBX or SIP trunk (optional)

@@ -61,6 +61,16 @@ class MessageStore:
         notes.sort(key=lambda n: -float(n.get("started", 0)))
         return [{**n, "audio": f"/messages/{n['id']}.wav"} for n in notes[:limit]]
 
+    def purge(self, older_than: float) -> int:
+        """Delete messages recorded before `older_than` (epoch seconds), note and audio; returns how many."""
+        gone = 0
+        for note in self.recent(limit=1 << 30):
+            if float(note.get("started", 0)) < older_than:
+                for suffix in (".wav", ".json"):
+                    (self.folder / f"{note['id']}{suffix}").unlink(missing_ok=True)
+                gone += 1
+        return gone
+
     def audio_path(self, message_id: str) -> Path | None:
         """The message's WAV, or None (also for anything that is not a message id)."""
         if not _ID.match(message_id):
