@@ -16,6 +16,7 @@ import numpy as np
 from agent.audio.playout import Playout
 from agent.call.message import Message, MessageConfig, MessageRecording
 from agent.call.record import CallRecord, TurnRecord
+from agent.call.transport import RATE
 from agent.logs import event
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class MessageTaker:
             return
         audio = recording.audio()
         message = Message(uuid.uuid4().hex[:16], self._call.id, self._call.remote, self._call.dialed, self._started,
-                          round(len(audio) / 16000, 1), ended_by)
+                          round(len(audio) / RATE, 1), ended_by)
         self._reporter.message_saved(self._call, message, audio)
         event(log, "call.message", call=self._call.sip_call_id, message=message.id, seconds=message.seconds,
               ended_by=ended_by)

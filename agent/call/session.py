@@ -26,14 +26,13 @@ from agent.call.message_taker import MessageTaker
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, asks_for_person, transfer_result
+from agent.call.transport import RATE, CallTransport
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
 from agent.call.workers import Busy
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
-from agent.sip.leg import CallLeg
-from agent.sip.port import FRAME_MS
 from agent.speech.asr import Transcriber
 from agent.speech.vad import WINDOW, SileroVad
 
@@ -63,7 +62,7 @@ class CallReporter(Protocol):
 class CallSession:
     """Runs one call until it ends; `run()` is its task."""
 
-    def __init__(self, leg: CallLeg, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
+    def __init__(self, leg: CallTransport, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
                  knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
                  models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
                  dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
@@ -395,7 +394,7 @@ class CallSession:
 
     def _response_ms(self, speech_end: float) -> float:
         """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
-        queued_s = self.leg.playout.pending_frames * FRAME_MS / 1000
+        queued_s = self.leg.playout.pending_frames * self.leg.playout.frame_samples / RATE
         return (self._loop.time() + queued_s - speech_end) * 1000
 
     async def _watch_limits(self) -> None:
@@ -409,7 +408,7 @@ class CallSession:
             try:
                 packets = None
                 if not self._held:
-                    packets = await asyncio.wrap_future(self.leg.query(lambda call: call.rtp_packets_received()))
+                    packets = await asyncio.wrap_future(self.leg.packets_received())
                     if packets is None:
                         return  # the call is gone
                 verdict = limits.check(self._loop.time(), held=self._held, agent_speaking=self.agent_speaking,

@@ -65,7 +65,7 @@ def request_uri_host(message: str) -> str:
 
 @dataclass
 class CallLeg:
-    """The call session's handle on a SIP call."""
+    """The call session's handle on a SIP call (a call.transport.CallTransport)."""
 
     sip_call_id: str
     """The Call-ID header."""
@@ -87,6 +87,9 @@ class CallLeg:
     def transfer(self, target: str) -> None:
         """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""
         self.query(lambda call: call.refer(target))
+
+    def packets_received(self) -> concurrent.futures.Future:
+        return self.query(lambda call: call.rtp_packets_received())
 
     def query(self, question: Callable[[SipCall], Any]) -> concurrent.futures.Future:
         """Run `question(call)` on the SIP thread; await the result with asyncio.wrap_future.

@@ -1,0 +1,33 @@
+"""What a call session needs from whatever carries the call: today a SIP leg (agent/sip/leg.py), and the
+shape a WebRTC or WebSocket connection would fill. Audio comes in through the session's `on_frame`
+(16 kHz int16) and goes out through `playout`; everything else is this small interface.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Protocol
+
+from agent.audio.playout import Playout
+
+RATE = 16000
+"""Every transport hands the session 16 kHz audio and plays 16 kHz audio from its playout queue."""
+
+
+class CallTransport(Protocol):
+    sip_call_id: str
+    """The call's identifier on its transport (SIP: the Call-ID header)."""
+    remote: str
+    """Who called (SIP: the From URI)."""
+    dialed: str
+    """What they called (SIP: the user part of the To URI): chooses the dialplan profile."""
+    playout: Playout
+    """Audio queued for the caller, taken one frame at a time by the transport's clock."""
+
+    def hang_up(self) -> None: ...
+
+    def transfer(self, target: str) -> None:
+        """Hand the caller to `target`; progress comes back through the session's `on_transfer`."""
+
+    def packets_received(self) -> concurrent.futures.Future:
+        """Resolves to the media packets received so far (for dead-call detection), None once the call is gone."""
