@@ -199,6 +199,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening
         state.spare_calls = lambda: agent.spare_calls
+        state.open_stream = agent.open_stream
         del state.not_ready["sip"]
         event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
               http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,

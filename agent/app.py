@@ -139,7 +139,33 @@ class Agent:
     def _new_call(self, leg: CallLeg) -> CallObserver | None:
         """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
         on the loop. None (486) when the profile is at its own call limit."""
-        s, profile = self.settings, self.dialplan.route(leg.dialed)
+        profile = self.dialplan.route(leg.dialed)
+        session = self._session(leg, profile)
+        if session is not None:
+            self._loop.call_soon_threadsafe(self._run_session, session, profile)
+        return session
+
+    async def open_stream(self, call) -> str | None:
+        """A WebSocket media stream (agent/stream): admitted like a SIP call (max_calls, the profile's limit,
+        measured capacity), then run until it ends. Returns why it was refused, or None once it is over."""
+        profile = self.dialplan.route(call.dialed)
+        if len(self.sessions) >= self.settings.max_calls or self.capacity.spare(len(self.sessions)) <= 0:
+            return "busy: the agent is at its call limit"
+        session = self._session(call, profile)
+        if session is None:
+            return f"busy: profile {profile.name} is at its call limit"
+        task = self._run_session(session, profile)
+        session.on_media("L16", 16000)
+        try:
+            await call.run(session)
+        finally:
+            await asyncio.wait([task], timeout=self.settings.model_deadline_s * 3)
+        return None
+
+    def _session(self, leg, profile: Profile) -> CallSession | None:
+        """The session for a new call on `leg` (any CallTransport), counted against its profile's limit;
+        None when the profile is full."""
+        s = self.settings
         with self._per_profile_lock:
             if self._per_profile[profile.name] >= profile.max_calls:
                 return None
@@ -161,10 +187,9 @@ class Agent:
                 self._per_profile[profile.name] -= 1
             raise
         event(log, "call.started", call=leg.sip_call_id, remote=leg.remote, dialed=leg.dialed, profile=profile.name)
-        self._loop.call_soon_threadsafe(self._run_session, session, profile)
         return session
 
-    def _run_session(self, session: CallSession, profile: Profile) -> None:
+    def _run_session(self, session: CallSession, profile: Profile) -> asyncio.Task:
         self.sessions[session.leg.sip_call_id] = session
         task = asyncio.create_task(session.run())
         self._tasks.add(task)
@@ -179,3 +204,4 @@ class Agent:
                       error=repr(finished.exception()))
 
         task.add_done_callback(done)
+        return task

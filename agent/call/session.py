@@ -283,6 +283,8 @@ class CallSession:
             transcript, reply = prepared.transcript, prepared.reply
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
+            if transcript.text:
+                self.leg.said("user", transcript.text)
             if is_farewell(transcript.text):
                 # "That's all, thanks": the goodbye, then BYE (its own task, so this turn is recorded now).
                 turn.outcome, turn.response_ms = "caller said goodbye", self._response_ms(speech_end)
@@ -312,6 +314,7 @@ class CallSession:
                 turn.outcome = "asked again"
                 return
             self._pipeline.knowledge.commit(self._memory, reply)
+            self.leg.said("agent", reply.text)
             turn.tts_first_audio_ms = prepared.tts_first_audio_ms
             turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
             turn.abstained = reply.abstained
@@ -359,7 +362,7 @@ class CallSession:
     async def _transfer(self) -> None:
         """Say so, REFER the caller to the profile's person, follow the progress: on success the call is
         theirs and the agent hangs up; on failure (or with nobody to transfer to) a message is offered."""
-        if not self._transfer_to:
+        if not self._transfer_to or not self.leg.can_transfer:
             self._say(self._phrases.no_transfer)
             self._messages.offered = True
             return

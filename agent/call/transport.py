@@ -24,10 +24,16 @@ class CallTransport(Protocol):
     playout: Playout
     """Audio queued for the caller, taken one frame at a time by the transport's clock."""
 
+    can_transfer: bool
+    """Whether `transfer` can hand the caller to a person (SIP REFER can; a WebSocket stream cannot)."""
+
     def hang_up(self) -> None: ...
 
     def transfer(self, target: str) -> None:
         """Hand the caller to `target`; progress comes back through the session's `on_transfer`."""
+
+    def said(self, role: str, text: str) -> None:
+        """What the caller ("user") or the agent ("agent") said in a turn, for transports that show it."""
 
     def packets_received(self) -> concurrent.futures.Future:
         """Resolves to the media packets received so far (for dead-call detection), None once the call is gone."""

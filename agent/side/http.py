@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -27,6 +27,7 @@ from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
 from agent.side.records import CallStore
 from agent.side.unanswered import group_by_meaning
+from agent.stream.call import serve_stream
 
 MAX_BODY_BYTES = 64 * 1024
 AUTH_FAILURES = 10
@@ -74,6 +75,8 @@ class SideState:
     """Messages callers left (see side/messages)."""
     embed: object = None
     """Callable: the KB's sentence embedder (texts -> unit vectors), once the models are loaded."""
+    open_stream: object = None
+    """Coroutine function: run a WebSocket media stream as a call (Agent.open_stream), once SIP is up."""
     background: Executor | None = None
     """Where report work runs: behind every call's model work (None: the default thread pool)."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
@@ -239,6 +242,24 @@ def create_app(state: SideState) -> FastAPI:
         if path is None:
             raise HTTPException(404, f"no message {message_id}")
         return FileResponse(path, media_type="audio/wav")
+
+    @app.websocket("/ws/media")
+    async def media_stream(websocket: WebSocket, to: str = "websocket", token: str = "") -> None:
+        """A call as a PCM-over-WebSocket media stream (agent/stream/protocol.py); the token as a bearer
+        header or `?token=`; `to` picks the dialplan profile as a dialled extension would."""
+        client = websocket.client.host if websocket.client else "?"
+        expected = state.settings.admin_token
+        given = token.encode() or presented_token(websocket.headers.get("authorization", ""))
+        now = time.monotonic()
+        if not expected or failures.blocked(client, now) or not hmac.compare_digest(given, expected.encode()):
+            if expected:
+                failures.failed(client, now)
+            await websocket.close(code=1008, reason="a valid token is required")
+            return
+        if state.open_stream is None:
+            await websocket.close(code=1013, reason="the agent is still starting")
+            return
+        await serve_stream(websocket, state.open_stream, f"ws:{client}", to[:64])
 
     @app.get("/calls", dependencies=[Depends(admin)])
     async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:

@@ -84,9 +84,14 @@ class CallLeg:
         """Send BYE (or a final response) from the SIP thread."""
         self.query(lambda call: call.hang_up_now())
 
+    can_transfer = True
+
     def transfer(self, target: str) -> None:
         """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""
         self.query(lambda call: call.refer(target))
+
+    def said(self, role: str, text: str) -> None:
+        """A phone line shows no transcript (the call record keeps it)."""
 
     def packets_received(self) -> concurrent.futures.Future:
         return self.query(lambda call: call.rtp_packets_received())
