@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures).
+# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser).
 DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium
 
 .PHONY: run test install models debs lint
