@@ -139,7 +139,7 @@ class CallerCall(pj.Call):
                 self.port.startTransmit(audio)
 
 
-def _load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
+def load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
     """[{"audio": WAV, "barge_in_at_ms": ms or null}, ...] -> (16 kHz audio, barge-in ms) per question."""
     steps = json.loads(path.read_text())
     return [(load_wav(Path(step["audio"])), step.get("barge_in_at_ms")) for step in steps]
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> dict:
     call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), prm)
 
     timeline: dict = {"codec": args.codec}
-    script = _load_script(args.script) if args.script else None
+    script = load_script(args.script) if args.script else None
     conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms) if script else None
     fed = 0
     question = load_wav(args.question) if args.question else None

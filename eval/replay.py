@@ -92,7 +92,7 @@ def babble_speakers(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
 
 
 def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str,
-             line: Line | None = None) -> dict:
+             line: Line | None = None, transport: str = "sip") -> dict:
     """Place one call asking `cases` in order; return the caller's timeline."""
     folder = out / "calls" / call_id
     folder.mkdir(parents=True, exist_ok=True)
@@ -104,6 +104,10 @@ def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, co
     command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
                str(base + 2), "--codec", codec.upper(), "--script", str(folder / "script.json"),
                "--duration", str(duration), "--out", str(folder), "--loss", str(line.loss_pct if line else 0)]
+    if transport == "websocket":  # the same script over the WebSocket media stream (16 kHz PCM, no codec, no loss)
+        command = [sys.executable, "-m", "eval.ws_caller", "--url",
+                   f"ws://127.0.0.1:{agent.http_port}/ws/media?token={TOKEN}", "--script", str(folder / "script.json"),
+                   "--duration", str(duration), "--out", str(folder)]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
     if result.returncode != 0:
         return {"error": f"caller failed: {result.stderr.strip()[-300:]}"}
@@ -225,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("var/eval/replay"))
     parser.add_argument("--codec", choices=("pcmu", "g722"), default="pcmu")
+    parser.add_argument("--transport", choices=("sip", "websocket"), default="sip",
+                        help="place the calls over SIP (the eval caller) or the WebSocket media stream")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
     parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
@@ -268,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
 
             def one(item: tuple[int, tuple[str, list[Case]]]) -> list[dict]:
                 index, (call_id, group) = item
-                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line)
+                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line,
+                                    args.transport)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad(resolved["vad"].location), hint)
                 join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
@@ -283,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             stages = agent.http("GET", "/metrics/summary").json()["stages"]
         finally:
             agent.stop()
-    report = {"summary": summarize(rows), "cases": rows, "codec": args.codec, "tick_ms": TICK_MS,
+    report = {"summary": summarize(rows), "cases": rows,
+              "codec": args.codec if args.transport == "sip" else "L16/16000 (websocket)", "tick_ms": TICK_MS,
               "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,
                        "loss_pct": args.loss}, "agent_stages_ms": stages}
     write_reports(report, args.out)

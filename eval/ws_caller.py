@@ -1,0 +1,96 @@
+"""A scripted caller over the WebSocket media stream, for evals: the eval caller's script and outputs, no SIP.
+
+    python -m eval.ws_caller --url 'ws://127.0.0.1:8000/ws/media?token=T' --script S.json --out DIR
+        [--quiet-ms 1000] [--duration 60]
+
+Streams 16 kHz PCM in real time (silence between questions), asks each question of the script once the
+agent has answered the previous one (eval.conversation, the same policy as the SIP caller), and writes
+DIR/received.wav, DIR/sent.wav and DIR/timeline.json in the eval caller's format, so eval.replay scores
+a stream exactly as it scores a phone call. Ticks are 20 ms frames of what the agent sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from eval.caller import TICK, load_script, save_wav
+from eval.conversation import Conversation, Step
+from eval.wire import voiced_ticks
+
+
+def run(args: argparse.Namespace) -> dict:
+    script = load_script(args.script)
+    conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms)
+    socket = connect(args.url, open_timeout=10, legacy=True)
+    socket.send(json.dumps({"sample_rate": 16000}))
+    received: list[np.ndarray] = []
+    lock = threading.Lock()
+
+    def read() -> None:
+        try:
+            for message in socket:
+                if isinstance(message, bytes):
+                    with lock:
+                        received.append(np.frombuffer(message, dtype="<i2"))
+        except ConnectionClosed:
+            pass
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    timeline: dict = {"codec": "L16/16000 (websocket)", "confirmed_tick": 0, "sip_call_id": None}
+    queue: list[np.ndarray] = []
+    sent: list[np.ndarray] = []
+    fed, started, n = 0, time.monotonic(), 0
+    while time.monotonic() - started < args.duration and not conversation.done and reader.is_alive():
+        with lock:
+            fresh = received[fed:]
+        for frame in fresh:
+            fed += 1
+            step = conversation.on_tick(fed, bool(voiced_ticks([frame])))
+            if step is not None:
+                audio = script[step][0]
+                queue = [audio[i:i + TICK] for i in range(0, len(audio), TICK)]
+                timeline.setdefault("steps", []).append({"start_tick": fed, "end_tick": fed + len(audio) // TICK})
+        frame = queue.pop(0) if queue else np.zeros(TICK, np.int16)
+        frame = np.pad(frame, (0, TICK - len(frame))).astype(np.int16)
+        socket.send(frame.astype("<i2").tobytes())
+        sent.append(frame)
+        n += 1
+        time.sleep(max(0.0, started + n * TICK / 16000 - time.monotonic()))
+    timeline["ended_by"] = "caller" if reader.is_alive() else "agent"
+    socket.close()
+    reader.join(5)
+    with lock:
+        frames = list(received)
+    timeline["ticks"] = len(frames)
+    timeline["received_voiced_ticks"] = voiced_ticks(frames)
+    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
+    args.out.mkdir(parents=True, exist_ok=True)
+    save_wav(args.out / "received.wav", np.concatenate(frames) if frames else np.zeros(0, np.int16))
+    save_wav(args.out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
+    (args.out / "timeline.json").write_text(json.dumps(timeline))
+    return timeline
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.ws_caller", description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--script", type=Path, required=True, help="JSON list of questions (see eval.caller)")
+    parser.add_argument("--quiet-ms", type=int, default=1000, help="agent silence that ends an answer")
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--out", type=Path, required=True)
+    run(parser.parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
