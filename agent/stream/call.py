@@ -52,7 +52,7 @@ class StreamCall:
         self.playout = ClearingPlayout(FRAME_SAMPLES, lambda: self._send(clear_message()))
         self.rate = 16000
         self._websocket = websocket
-        self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[str] = asyncio.Queue()
         self._received = 0
         self._closed = asyncio.Event()
         self._last_out_rms = 0.0
@@ -76,9 +76,9 @@ class StreamCall:
     def _send(self, text: str) -> None:
         self._outbox.put_nowait(text)
 
-    async def run(self, session, first: dict | None = None) -> str:
+    async def run(self, session) -> str:
         """Stream until either side ends the call; returns why it ended."""
-        tasks = [asyncio.create_task(self._receive(session, first)), asyncio.create_task(self._play()),
+        tasks = [asyncio.create_task(self._receive(session)), asyncio.create_task(self._play()),
                  asyncio.create_task(self._send_texts()), asyncio.create_task(self._closed.wait())]
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
@@ -96,13 +96,11 @@ class StreamCall:
             raise error
         return reason
 
-    async def _receive(self, session, first: dict | None) -> str:
+    async def _receive(self, session) -> str:
         inbound: StreamResampler | None = None
         pending = np.zeros(0, dtype=np.int16)
-        message = first
         while True:
-            if message is None:
-                message = await self._websocket.receive()
+            message = await self._websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return "caller hung up"
             if message.get("text") is not None:
@@ -117,7 +115,6 @@ class StreamCall:
                 while len(pending) >= FRAME_SAMPLES:
                     session.on_frame(pending[:FRAME_SAMPLES], self._last_out_rms)
                     pending = pending[FRAME_SAMPLES:]
-            message = None
 
     async def _play(self) -> None:
         """One frame every 20 ms by the loop's clock (a late tick is caught up, not drifted)."""
