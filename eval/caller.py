@@ -139,6 +139,18 @@ class CallerCall(pj.Call):
                 self.port.startTransmit(audio)
 
 
+def write_call(out: Path, timeline: dict, received: list[np.ndarray], sent: list[np.ndarray]) -> None:
+    """A call's outputs, as every eval caller writes them: DIR/received.wav, DIR/sent.wav (16 kHz) and
+    DIR/timeline.json, completed with the tick counts and voiced ticks of both directions."""
+    timeline["ticks"] = len(received)
+    timeline["received_voiced_ticks"] = voiced_ticks(received)
+    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
+    out.mkdir(parents=True, exist_ok=True)
+    save_wav(out / "received.wav", np.concatenate(received) if received else np.zeros(0, np.int16))
+    save_wav(out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
+    (out / "timeline.json").write_text(json.dumps(timeline))
+
+
 def load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
     """[{"audio": WAV, "barge_in_at_ms": ms or null}, ...] -> (16 kHz audio, barge-in ms) per question."""
     steps = json.loads(path.read_text())
@@ -264,13 +276,7 @@ def run(args: argparse.Namespace) -> dict:
                 break
     with port.lock:
         received, sent = list(port.received), list(port.sent)
-    timeline["ticks"] = len(received)
-    timeline["received_voiced_ticks"] = voiced_ticks(received)
-    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
-    args.out.mkdir(parents=True, exist_ok=True)
-    save_wav(args.out / "received.wav", np.concatenate(received) if received else np.zeros(0, np.int16))
-    save_wav(args.out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
-    (args.out / "timeline.json").write_text(json.dumps(timeline))
+    write_call(args.out, timeline, received, sent)
     port.closed = True
     # Stop the conference clock before releasing the port: pjsip 2.15 frees a removed port at once
     # while the clock thread may still call it. Then release pjsua2 objects before the library.

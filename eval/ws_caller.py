@@ -22,7 +22,7 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from eval.caller import TICK, load_script, save_wav
+from eval.caller import TICK, load_script, write_call
 from eval.conversation import Conversation, Step
 from eval.wire import voiced_ticks
 
@@ -71,13 +71,7 @@ def run(args: argparse.Namespace) -> dict:
     reader.join(5)
     with lock:
         frames = list(received)
-    timeline["ticks"] = len(frames)
-    timeline["received_voiced_ticks"] = voiced_ticks(frames)
-    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
-    args.out.mkdir(parents=True, exist_ok=True)
-    save_wav(args.out / "received.wav", np.concatenate(frames) if frames else np.zeros(0, np.int16))
-    save_wav(args.out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
-    (args.out / "timeline.json").write_text(json.dumps(timeline))
+    write_call(args.out, timeline, frames, sent)
     return timeline
 
 

@@ -125,18 +125,27 @@ def create_app(state: SideState) -> FastAPI:
 
     failures = AuthFailures()
 
-    def authorize(request: Request, challenge: str) -> None:
+    def refusal(client: str, given: bytes) -> tuple[int, str] | None:
+        """Why an admin request from `client` presenting `given` is refused (HTTP status, reason); None when
+        its token is right. Every surface (endpoints, pages, the media stream) is checked here."""
         token = state.settings.admin_token
         if not token:
-            raise HTTPException(403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them")
-        client = request.client.host if request.client else "?"
+            return 403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them"
         now = time.monotonic()
         if failures.blocked(client, now):
-            raise HTTPException(429, "too many failed attempts; try again later",
-                                headers={"Retry-After": str(AUTH_BLOCK_S)})
-        if not hmac.compare_digest(presented_token(request.headers.get("authorization", "")), token.encode()):
+            return 429, "too many failed attempts; try again later"
+        if not hmac.compare_digest(given, token.encode()):
             failures.failed(client, now)
-            raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": challenge})
+            return 401, "a valid bearer token is required"
+        return None
+
+    def authorize(request: Request, challenge: str) -> None:
+        client = request.client.host if request.client else "?"
+        refused = refusal(client, presented_token(request.headers.get("authorization", "")))
+        if refused is not None:
+            status, reason = refused
+            headers = {429: {"Retry-After": str(AUTH_BLOCK_S)}, 401: {"WWW-Authenticate": challenge}}.get(status)
+            raise HTTPException(status, reason, headers=headers)
 
     def admin(request: Request) -> None:
         authorize(request, "Bearer")
@@ -248,13 +257,9 @@ def create_app(state: SideState) -> FastAPI:
         """A call as a PCM-over-WebSocket media stream (agent/stream/protocol.py); the token as a bearer
         header or `?token=`; `to` picks the dialplan profile as a dialled extension would."""
         client = websocket.client.host if websocket.client else "?"
-        expected = state.settings.admin_token
-        given = token.encode() or presented_token(websocket.headers.get("authorization", ""))
-        now = time.monotonic()
-        if not expected or failures.blocked(client, now) or not hmac.compare_digest(given, expected.encode()):
-            if expected:
-                failures.failed(client, now)
-            await websocket.close(code=1008, reason="a valid token is required")
+        refused = refusal(client, token.encode() or presented_token(websocket.headers.get("authorization", "")))
+        if refused is not None:  # closed before the handshake is accepted: the client sees HTTP 403
+            await websocket.close(code=1008, reason=refused[1])
             return
         if state.open_stream is None:
             await websocket.close(code=1013, reason="the agent is still starting")

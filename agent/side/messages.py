@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from agent.call.message import Message
+from agent.call.transport import RATE
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
-RATE = 16000
 
 
 class MessageStore:

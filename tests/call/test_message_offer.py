@@ -17,7 +17,7 @@ from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
 from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES
 from agent.speech.asr import Transcript
-from tests.call.test_session import NoSip
+from tests.call.test_session import NoSip, Recorder
 from tests.conftest import synthesize_caller
 
 SCRIPT = ["Can I order a large pepperoni pizza?", "What will the weather be like tomorrow?", "Yes please.",
@@ -43,19 +43,15 @@ class AlwaysBusy(Executor):
         return refused
 
 
-class MessageRecorder:
-    def __init__(self):
-        self.turns, self.saved, self.transcribed = [], [], []
+class MessageRecorder(Recorder):
+    """The session's reporter, keeping the messages too."""
 
-    def call_started(self, call): ...
-    def turn_done(self, call, turn): self.turns.append(turn)
-    def barge_in(self, call): ...
-    def dtmf(self, call, digit): ...
-    def error(self, stage): ...
+    def __init__(self):
+        super().__init__()
+        self.saved, self.transcribed = [], []
+
     def message_saved(self, call, message, audio): self.saved.append((message, audio))
     def message_transcribed(self, call, message, transcript): self.transcribed.append(transcript)
-    def transfer(self, call, result): ...
-    def call_ended(self, call): ...
 
 
 def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bundled_kb, tmp_path):
