@@ -76,8 +76,9 @@ def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16,
 
 
 def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None) -> str:
-    """What the caller heard between two ticks, transcribed by Whisper in its full 30 s window (the most
-    accurate way this model has, not the agent's faster one) and normalised."""
+    """What the caller heard between two ticks, transcribed by Whisper in its full 30 s window with beam
+    search (the most accurate way this model has, not the agent's faster one: greedy decoding heard "Thank
+    you for calling. Goodbye." as "thank you for calling") and normalised."""
     audio = timeline["received"][from_tick * 320:None if to_tick is None else to_tick * 320]
     if len(audio) == 0:
         return ""
@@ -88,7 +89,7 @@ def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None
 def _scorer(model):
     from agent.speech.asr import FULL_WINDOW, Transcriber
 
-    return Transcriber(model, min_window=FULL_WINDOW)
+    return Transcriber(model, min_window=FULL_WINDOW, beam_size=5)
 
 
 class AgentProcess(_AgentProcess):

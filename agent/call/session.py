@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 MAX_QUEUED_FRAMES = 250
 """5 s of 20 ms frames waiting for the audio path; beyond that frames are dropped (and counted)."""
 GOODBYE_WAIT_S = 15.0  # longest goodbye phrase, with room to spare
+LINE_TAIL_S = 0.5
+"""After the last frame leaves the queue it still crosses the bridge, the network and the caller's jitter
+buffer, which a BYE discards: the goodbye's last word must be out of the buffer before the call ends."""
 MAX_DTMF_RECORDED = 64
 
 
@@ -450,4 +453,6 @@ class CallSession:
             self._interrupt()
         self._say(self._phrases.goodbye)
         await self._until_played(GOODBYE_WAIT_S)
+        if not self._ended.is_set():
+            await asyncio.sleep(LINE_TAIL_S)
         self.leg.hang_up()
