@@ -16,6 +16,7 @@ import uvicorn
 from agent import __version__, logs
 from agent import settings as settings_module
 from agent.app import Agent
+from agent.browser.call import gather_on
 from agent.call.prerender import plan
 from agent.call.voice import Voice, phrase_texts
 from agent.call.workers import ModelWorkers, Priority
@@ -199,7 +200,9 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         await agent.start()
         state.sip_listening = lambda: agent.sip_listening
         state.spare_calls = lambda: agent.spare_calls
-        state.open_stream = agent.open_stream
+        if settings.web_phone:
+            gather_on(settings.web_phone_address)
+        state.open_call = agent.open_call
         del state.not_ready["sip"]
         event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
               http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,

@@ -145,9 +145,10 @@ class Agent:
             self._loop.call_soon_threadsafe(self._run_session, session, profile)
         return session
 
-    async def open_stream(self, call) -> str | None:
-        """A WebSocket media stream (agent/stream): admitted like a SIP call (max_calls, the profile's limit,
-        measured capacity), then run until it ends. Returns why it was refused, or None once it is over."""
+    async def open_call(self, call) -> str | None:
+        """A call that did not come over SIP (a WebSocket media stream, the browser phone): admitted like a
+        SIP call (max_calls, the profile's limit, measured capacity), then run until it ends (`call.run`).
+        Returns at once why it was refused, or None once it is over."""
         profile = self.dialplan.route(call.dialed)
         if self.capacity.spare(len(self.sessions)) <= 0:  # max_calls and the measured CPU cost, as for SIP
             return "busy: the agent is at its call limit"
@@ -155,7 +156,7 @@ class Agent:
         if session is None:
             return f"busy: profile {profile.name} is at its call limit"
         task = self._run_session(session, profile)
-        session.on_media("L16", 16000)
+        session.on_media(call.codec, call.clock_rate)
         try:
             await call.run(session)
         finally:

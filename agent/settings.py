@@ -53,6 +53,9 @@ class Settings:
     records_retention_days: int = setting(30, "Call records and messages older than this are deleted (at start-up "
                                           "and daily).", low=1, high=3650)
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
+    web_phone: bool = setting(False, "Serve the browser phone at /phone: a page that calls the agent over WebRTC.")
+    web_phone_address: str = setting("", "The one IP address the browser phone's media is offered on; empty: "
+                                     "every interface but loopback.")
 
     # --- registration to a PBX or SIP trunk (optional)
     sip_registrar: str = setting("", "Registrar URI to REGISTER with (e.g. sip:pbx.example.com); empty: none.")
@@ -233,6 +236,12 @@ def _check_together(s: Settings) -> None:
                             f"{s.http_host}, beyond this machine, so the token needs at least 16")
     if s.transfer_to and not re.match(r"^sips?:[^\s<>\"]{1,250}$", s.transfer_to):
         raise SettingsError(f"AGENT_TRANSFER_TO: got {s.transfer_to!r}, expected a SIP URI such as sip:200@pbx")
+    if s.web_phone_address:
+        try:
+            ipaddress.ip_address(s.web_phone_address)
+        except ValueError:
+            raise SettingsError(f"AGENT_WEB_PHONE_ADDRESS: got {s.web_phone_address!r}, expected an IP address such "
+                                "as 192.168.1.10, or empty") from None
     if s.synonyms_path is not None and not s.synonyms_path.is_file():
         raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:

@@ -47,6 +47,8 @@ class CallRecord:
     started: float
     ended: float | None = None
     codec: str = ""
+    transport: str = "sip"
+    """What carried the call: sip, websocket or webrtc."""
     outcome: str = ""
     reason: str = ""
     turns: list[TurnRecord] = field(default_factory=list)

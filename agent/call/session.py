@@ -100,7 +100,8 @@ class CallSession:
         self._ended = asyncio.Event()
         self._reporter = reporter
         self.dropped_frames = 0
-        self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time())
+        self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
+                                 transport=leg.kind)
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
                                       self._say, phrases.message_saved, self._transcribe_message, loop.time)
 

@@ -1,6 +1,7 @@
-"""What a call session needs from whatever carries the call: today a SIP leg (agent/sip/leg.py), and the
-shape a WebRTC or WebSocket connection would fill. Audio comes in through the session's `on_frame`
-(16 kHz int16) and goes out through `playout`; everything else is this small interface.
+"""What a call session needs from whatever carries the call: a SIP leg (agent/sip/leg.py), a WebSocket
+media stream (agent/stream/call.py) or the browser phone (agent/browser/call.py). Audio comes in through
+the session's `on_frame` (16 kHz int16) and goes out through `playout`; everything else is this small
+interface.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ RATE = 16000
 
 
 class CallTransport(Protocol):
+    kind: str
+    """Which transport carries the call: "sip", "websocket" or "webrtc" (kept in the call record)."""
     sip_call_id: str
     """The call's identifier on its transport (SIP: the Call-ID header)."""
     remote: str

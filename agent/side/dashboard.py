@@ -116,13 +116,19 @@ def _unanswered(groups: list[dict]) -> str:
     return "".join(out)
 
 
+def _transport(kind: str | None) -> str:
+    """Phone calls are the rule; a WebSocket stream or the browser phone says so."""
+    return "" if kind in (None, "sip") else f" ({escape(kind)})"
+
+
 def _calls(calls: list[dict]) -> str:
     if not calls:
         return "<p class='meta'>No calls yet.</p>"
     out = []
     for c in calls:
         out.append(f"<details class='item'><summary>{_time(c['started'])} · {escape(c['from'] or '')} → "
-                   f"{escape(c['to'] or '')} · {c['duration_s']} s · {escape(c['outcome'] or '')} · "
+                   f"{escape(c['to'] or '')}{_transport(c.get('transport'))} · {c['duration_s']} s · "
+                   f"{escape(c['outcome'] or '')} · "
                    f"{len(c.get('turns', []))} turns</summary>")
         for t in c.get("turns", []):
             latency = t.get("latencies_ms", {}).get("response_ms")

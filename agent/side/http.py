@@ -3,14 +3,14 @@
 Bound to loopback by default. /healthz, /readyz and /metrics are open; /kb/reindex, /calls*, /messages*,
 /reports/* and /dashboard need `Authorization: Bearer $AGENT_ADMIN_TOKEN` (or HTTP Basic with the token as
 password, which is how a browser opening /dashboard sends it), and are refused (403) while no token is set.
+The browser phone (/phone) is off unless AGENT_WEB_PHONE; beyond loopback it needs the token too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import hmac
+import ipaddress
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -19,9 +19,12 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from agent.browser.offer import OfferError
+from agent.browser.phone import PAGE, BrowserPhone, CallRefused
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import RefreshBusy
 from agent.settings import Settings
+from agent.side.auth import AUTH_BLOCK_S, AuthFailures, presented_token
 from agent.side.dashboard import render_dashboard
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
@@ -30,30 +33,6 @@ from agent.side.unanswered import group_by_meaning
 from agent.stream.call import serve_stream
 
 MAX_BODY_BYTES = 64 * 1024
-AUTH_FAILURES = 10
-"""Wrong tokens one client may send within AUTH_BLOCK_S before it is refused outright (429)."""
-AUTH_BLOCK_S = 60
-
-
-class AuthFailures:
-    """Failed admin logins per client address, so a token cannot be guessed at the speed of the network."""
-
-    def __init__(self) -> None:
-        self._failures: dict[str, list[float]] = {}
-
-    def failed(self, client: str, now: float) -> None:
-        if len(self._failures) > 10_000:  # a spray from many addresses: forget the oldest half
-            for key in list(self._failures)[:5_000]:
-                del self._failures[key]
-        self._failures.setdefault(client, []).append(now)
-
-    def blocked(self, client: str, now: float) -> bool:
-        recent = [t for t in self._failures.get(client, ()) if t > now - AUTH_BLOCK_S]
-        if recent:
-            self._failures[client] = recent
-        else:
-            self._failures.pop(client, None)
-        return len(recent) >= AUTH_FAILURES
 
 
 @dataclass
@@ -75,8 +54,8 @@ class SideState:
     """Messages callers left (see side/messages)."""
     embed: object = None
     """Callable: the KB's sentence embedder (texts -> unit vectors), once the models are loaded."""
-    open_stream: object = None
-    """Coroutine function: run a WebSocket media stream as a call (Agent.open_stream), once SIP is up."""
+    open_call: object = None
+    """Coroutine function: run a WebSocket stream or browser call as a call (Agent.open_call), once SIP is up."""
     background: Executor | None = None
     """Where report work runs: behind every call's model work (None: the default thread pool)."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
@@ -93,20 +72,6 @@ class SideState:
         if registration is not None and not registration.registered:
             reasons["registration"] = registration.describe()
         return reasons
-
-
-def presented_token(authorization: str) -> bytes:
-    """The token in an Authorization header: `Bearer TOKEN`, or `Basic` with TOKEN as the password (what a
-    browser sends after asking for it); b"" when there is none."""
-    scheme, _, value = authorization.partition(" ")
-    if scheme.lower() == "bearer":
-        return value.strip().encode()
-    if scheme.lower() == "basic":
-        try:
-            return base64.b64decode(value.strip(), validate=True).partition(b":")[2]
-        except (ValueError, binascii.Error):
-            return b""
-    return b""
 
 
 def create_app(state: SideState) -> FastAPI:
@@ -261,10 +226,41 @@ def create_app(state: SideState) -> FastAPI:
         if refused is not None:  # closed before the handshake is accepted: the client sees HTTP 403
             await websocket.close(code=1008, reason=refused[1])
             return
-        if state.open_stream is None:
+        if state.open_call is None:
             await websocket.close(code=1013, reason="the agent is still starting")
             return
-        await serve_stream(websocket, state.open_stream, f"ws:{client}", to[:64])
+        await serve_stream(websocket, state.open_call, f"ws:{client}", to[:64])
+
+    phone = BrowserPhone()
+
+    def phone_gate(request: Request) -> None:
+        if not state.settings.web_phone:
+            raise HTTPException(404, "the browser phone is off: set AGENT_WEB_PHONE=true")
+        if not ipaddress.ip_address(state.settings.http_host).is_loopback:
+            admin_page(request)  # reachable from other machines: only with the token
+
+    @app.get("/phone", dependencies=[Depends(phone_gate)])
+    async def phone_page() -> HTMLResponse:
+        """The browser phone: a page that calls the agent over WebRTC."""
+        return HTMLResponse(PAGE)
+
+    @app.post("/phone/offer", dependencies=[Depends(phone_gate)])
+    async def phone_offer(request: Request, to: str = "browser") -> dict:
+        """The page's SDP offer in, the agent's answer out; the call then runs until either side hangs up.
+        `to` picks the dialplan profile as a dialled extension would."""
+        if state.open_call is None:
+            raise HTTPException(503, "the agent is still starting")
+        try:
+            offer = await request.json()
+        except ValueError:
+            raise HTTPException(400, "the body must be JSON: {\"type\": \"offer\", \"sdp\": \"...\"}") from None
+        client = request.client.host if request.client else "?"
+        try:
+            return await phone.call(offer, state.open_call, f"browser:{client}", to[:64])
+        except OfferError as exc:
+            raise HTTPException(400, str(exc)) from None
+        except CallRefused as exc:
+            raise HTTPException(503, str(exc)) from None
 
     @app.get("/calls", dependencies=[Depends(admin)])
     async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:

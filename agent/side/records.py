@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     id TEXT PRIMARY KEY, sip_call_id TEXT, remote TEXT, dialed TEXT, codec TEXT, started REAL NOT NULL,
-    ended REAL, outcome TEXT, reason TEXT, barge_ins INTEGER DEFAULT 0, dtmf TEXT DEFAULT '');
+    ended REAL, outcome TEXT, reason TEXT, barge_ins INTEGER DEFAULT 0, dtmf TEXT DEFAULT '',
+    transport TEXT DEFAULT 'sip');
 CREATE TABLE IF NOT EXISTS turns (
     call_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE, n INTEGER NOT NULL, started REAL NOT NULL,
     transcript TEXT, answer TEXT, sources TEXT, abstained INTEGER, outcome TEXT, latencies TEXT,
@@ -70,9 +71,11 @@ class SqliteCallStore:
     def _create(self) -> None:
         with self._connect() as db:
             db.executescript(_SCHEMA)
-            # Stores written before turns had a `hearing` column keep their rows and gain the column.
+            # Stores written before a column existed keep their rows and gain the column.
             if "hearing" not in {row[1] for row in db.execute("PRAGMA table_info(turns)")}:
                 db.execute("ALTER TABLE turns ADD COLUMN hearing TEXT DEFAULT '{}'")
+            if "transport" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")}:
+                db.execute("ALTER TABLE calls ADD COLUMN transport TEXT DEFAULT 'sip'")
 
     def _connect(self) -> sqlite3.Connection:
         # A short wait: a locked store fails fast and the record writer retries (agent.side.writer).
@@ -87,9 +90,9 @@ class SqliteCallStore:
             return db.execute(sql, args).rowcount
 
     def start_call(self, call: CallRecord) -> None:
-        self._write("INSERT OR REPLACE INTO calls (id, sip_call_id, remote, dialed, codec, started) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", (call.id, call.sip_call_id, call.remote, call.dialed, call.codec,
-                                                  call.started))
+        self._write("INSERT OR REPLACE INTO calls (id, sip_call_id, remote, dialed, codec, started, transport) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (call.id, call.sip_call_id, call.remote, call.dialed, call.codec,
+                                                     call.started, call.transport))
 
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
@@ -155,7 +158,7 @@ def _turn_row(t: sqlite3.Row) -> dict:
 def _call_row(row: sqlite3.Row) -> dict:
     ended = row["ended"]
     return {"id": row["id"], "sip_call_id": row["sip_call_id"], "from": row["remote"], "to": row["dialed"],
-            "codec": row["codec"], "started": row["started"], "ended": ended,
+            "codec": row["codec"], "transport": row["transport"], "started": row["started"], "ended": ended,
             "duration_s": round(ended - row["started"], 1) if ended else round(time.time() - row["started"], 1),
             "outcome": row["outcome"] or ("in progress" if ended is None else ""), "reason": row["reason"],
             "barge_ins": row["barge_ins"], "dtmf": row["dtmf"], "turns": row["turns"]}

@@ -85,6 +85,7 @@ class CallLeg:
         self.query(lambda call: call.hang_up_now())
 
     can_transfer = True
+    kind = "sip"
 
     def transfer(self, target: str) -> None:
         """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""

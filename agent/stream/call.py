@@ -45,6 +45,9 @@ class StreamCall:
     """A CallTransport over one accepted WebSocket."""
 
     can_transfer = False
+    kind = "websocket"
+    codec, clock_rate = "L16", RATE
+    """What the session records: 16-bit PCM, handed to it at 16 kHz whatever rate the client streams."""
 
     def __init__(self, websocket: WebSocket, remote: str, dialed: str) -> None:
         self.sip_call_id = f"ws-{uuid.uuid4().hex[:16]}"

@@ -4,7 +4,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agent.settings import SettingsError, parse
-from agent.side.http import AUTH_FAILURES, SideState, create_app
+from agent.side.auth import AUTH_FAILURES
+from agent.side.http import SideState, create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 

@@ -61,3 +61,9 @@ def test_everything_a_caller_can_influence_is_escaped():
 def test_an_empty_agent_has_a_page_too():
     page = render_dashboard([], [], [], NOW)
     assert "No calls yet." in page and "No messages." in page and "Nothing unanswered." in page
+
+
+def test_a_call_that_did_not_come_over_sip_says_how_it_came():
+    browser_call = {**_call(3, NOW - 60, []), "from": "browser:127.0.0.1", "to": "browser", "transport": "webrtc"}
+    page = render_dashboard([browser_call, {**CALLS[1], "transport": "sip"}], [], [], NOW)
+    assert "browser:127.0.0.1 → browser (webrtc)" in page and "(sip)" not in page

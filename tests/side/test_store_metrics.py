@@ -47,6 +47,13 @@ def test_retention_purges_old_calls_and_their_turns(tmp_path):
     assert [c["id"] for c in store.recent()] == ["id2"]
 
 
+def test_a_call_keeps_the_transport_that_carried_it(tmp_path):
+    store = SqliteCallStore(tmp_path / "calls.db")
+    call = CallRecord("idw", "webrtc-1", "browser:127.0.0.1", "browser", time.time(), transport="webrtc")
+    store.start_call(call)
+    assert store.get("idw")["transport"] == "webrtc" and store.recent()[0]["transport"] == "webrtc"
+
+
 def test_summary_percentiles_over_the_window():
     metrics = Metrics(window_s=60)
     for i, ms in enumerate([100, 200, 300, 400, 500]):
@@ -72,6 +79,7 @@ def test_how_well_a_turn_was_heard_is_kept_and_an_older_store_gains_the_column(t
                          "INSERT INTO turns VALUES ('old', 1, 1.0, 'hi', 'hello', '[]', 0, 'answered', '{}');")
     store = SqliteCallStore(path)
     assert store.get("old")["turns"][0]["hearing"] == {}  # nothing already stored is lost
+    assert store.get("old")["transport"] == "sip"  # calls before the transport column were all SIP
     call = _call()
     store.start_call(call)
     store.add_turn(call, 1, TurnRecord(started=1.0, transcript="what will our empty", outcome="asked again",
