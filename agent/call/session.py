@@ -2,7 +2,9 @@
 
 This is the one place the whole pipeline is visible. pjsua2's threads reach
 it only through the `on_*` methods, which hop onto the event loop; models run
-in worker threads; the loop itself only moves frames and events.
+in worker threads; the loop itself only moves frames and events. What to do
+about barge-in, hold, DTMF, what the caller asked for, endings and time limits
+is decided by the pure call core (core.py); this shell carries its commands out.
 """
 
 from __future__ import annotations
@@ -18,14 +20,30 @@ from typing import Protocol
 import numpy as np
 
 from agent.audio.pcm import int16_to_float, rms
+from agent.call.core import (
+    LAST_REPLY,
+    Answer,
+    CallCore,
+    CallState,
+    Command,
+    EndMessage,
+    Goodbye,
+    HangUp,
+    Intent,
+    Interrupt,
+    Outcome,
+    Say,
+    Speculate,
+    Transfer,
+    intent,
+)
 from agent.call.echo import EchoGate
-from agent.call.farewell import is_farewell
-from agent.call.limits import CallLimits, LimitAction
-from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig, asks_for_message, is_yes
+from agent.call.limits import CallLimits
+from agent.call.message import OFFER_AFTER_DECLINES, Message, MessageConfig
 from agent.call.message_taker import MessageTaker
 from agent.call.prepare import Pipeline, prepare
 from agent.call.record import CallRecord, TurnRecord
-from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, asks_for_person, transfer_result
+from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.transport import RATE, CallTransport
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
@@ -46,6 +64,8 @@ LINE_TAIL_S = 0.5
 """After the last frame leaves the queue it still crosses the bridge, the network and the caller's jitter
 buffer, which a BYE discards: the goodbye's last word must be out of the buffer before the call ends."""
 MAX_DTMF_RECORDED = 64
+TURN_OUTCOMES = {Intent.GOODBYE: "caller said goodbye", Intent.MESSAGE: "message requested",
+                 Intent.PERSON: "transfer requested"}
 
 
 class CallReporter(Protocol):
@@ -82,7 +102,7 @@ class CallSession:
         self._vad_pool = vad_pool or models
         self._model_deadline_s = model_deadline_s
         self._gate = EchoGate(echo_gate_db)
-        self._limits = (inactivity_s, max_call_s, dead_call_s)
+        self._core = CallCore(CallLimits(loop.time(), inactivity_s, max_call_s, dead_call_s), transfer_digit)
         self._frames: asyncio.Queue[tuple[np.ndarray, float] | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.int16)
         self._reply: asyncio.Task | None = None
@@ -90,18 +110,16 @@ class CallSession:
         self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply_cancel = threading.Event()
         self._last_reply = np.zeros(0, dtype=np.int16)
-        self._held = False
         self._asked_again = False  # the last turn asked the caller to repeat (never twice running)
         self._declines = 0
-        self._transfer_to, self._transfer_digit = transfer_to, transfer_digit
+        self._transfer_to = transfer_to
         self._transferring: asyncio.Task | None = None
         self._transfer_done: asyncio.Future | None = None
-        self._media = asyncio.Event()
         self._ended = asyncio.Event()
         self._reporter = reporter
         self.dropped_frames = 0
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
-                                 transport=leg.kind)
+                                 transport=leg.kind, last_caller_speech=loop.time())
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
                                       self._say, phrases.message_saved, self._transcribe_message, loop.time)
 
@@ -132,36 +150,61 @@ class CallSession:
         else:
             self.dropped_frames += 1
 
+    @property
+    def state(self) -> CallState:
+        return self._core.state
+
+    def _execute(self, commands: list[Command]) -> None:
+        """Carry out what the call core decided, in order."""
+        for command in commands:
+            if isinstance(command, Say):
+                if command.phrase == "still_there":
+                    event(log, "call.still_there", call=self.leg.sip_call_id)
+                self._say(self._last_reply if command.phrase == LAST_REPLY else getattr(self._phrases, command.phrase))
+            elif isinstance(command, Interrupt):
+                dropped = self._interrupt()
+                if command.barge_in:
+                    self._gate.forget()
+                    self.record.barge_ins += 1
+                    self._reporter.barge_in(self.record)
+                    event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
+            elif isinstance(command, Speculate):
+                self._speculate(command.pause)
+            elif isinstance(command, Answer):
+                self._start_answer(command.utterance)
+            elif isinstance(command, Transfer):
+                self._transferring = asyncio.create_task(self._transfer())
+            elif isinstance(command, EndMessage):
+                self._messages.finish(command.why, thank=command.why == "#")
+            elif isinstance(command, Goodbye):
+                self._farewell = asyncio.create_task(self._goodbye(command.outcome, command.cut))
+            elif isinstance(command, HangUp):
+                self.record.outcome = command.outcome.value
+                self.leg.hang_up()
+
     def _media_ready(self, codec: str, clock_rate: int) -> None:
-        if not self._media.is_set():
+        commands = self._core.media_ready()
+        if commands:
             self.record.codec = f"{codec}/{clock_rate}"
             event(log, "call.media", call=self.leg.sip_call_id, codec=self.record.codec)
-            self._media.set()
-            self._say(self._phrases.greeting)
+        self._execute(commands)
 
     def _set_hold(self, held: bool) -> None:
-        if held and not self._held:
-            self._interrupt()
+        commands = self._core.hold(held)
+        if commands:
             event(log, "call.hold", call=self.leg.sip_call_id)
-        self._held = held
+        self._execute(commands)
 
     def _dtmf(self, digit: str) -> None:
         if len(self.record.dtmf) < MAX_DTMF_RECORDED:  # a caller (or a fuzzer) may send thousands
             self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
-        if digit == "#" and self._messages.recording:
-            self._messages.finish("#", thank=True)
-        elif digit == self._transfer_digit and not self._held and not self._messages.recording:
-            self._interrupt()
-            self._ask_for_person()
-        elif digit == "*" and len(self._last_reply) and not self._held:
-            self._interrupt()
-            self._say(self._last_reply)
+        self._execute(self._core.dtmf(digit, has_last_reply=len(self._last_reply) > 0))
 
     def _end(self, reason: str) -> None:
         if not self._ended.is_set():
-            self.record.outcome = self.record.outcome or "caller hung up"
+            self.record.outcome = self._core.ended().value
             self.record.reason = reason
             self._ended.set()
             self._messages.finish("caller hung up", thank=False)  # what was said before the hang-up is kept
@@ -192,10 +235,9 @@ class CallSession:
                 await self._on_frame(*item)
         except Exception as exc:
             # The audio path broke: a silent line helps nobody, so the call ends, recorded as failed.
-            self.record.outcome = "failed: audio"
             event(log, "call.audio_failed", logging.ERROR, call=self.leg.sip_call_id, error=type(exc).__name__)
             self._reporter.error("audio")
-            self.leg.hang_up()
+            self._execute(self._core.failed())
         finally:
             watchdog.cancel()
             self._drop_speculation()
@@ -212,7 +254,7 @@ class CallSession:
 
     async def _on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
         self._gate.played(outbound_rms)
-        if self._held:
+        if self._core.state is CallState.HELD:
             return
         self._pending = np.concatenate([self._pending, pcm])
         while len(self._pending) >= WINDOW:
@@ -224,28 +266,24 @@ class CallSession:
             if self._messages.recording:
                 self._messages.push(window, probability >= self._turns.config.threshold)
                 continue
+            if self._core.state is CallState.TAKING_MESSAGE:
+                self._core.message_ended()
             for turn_event in self._turns.push(samples, probability):
                 self._on_turn(turn_event)
 
     def _on_turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded) -> None:
         self.record.last_caller_speech = self._loop.time()
-        if isinstance(turn_event, SpeechPaused):
-            # Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not.
-            self._drop_speculation()
-            cancelled = threading.Event()
-            task = asyncio.create_task(prepare(self._pipeline, self._memory, turn_event.audio, cancelled,
-                                               self._asked_again, speculative=True))
-            self._speculative = (turn_event.window, task, cancelled)
-            return
-        if isinstance(turn_event, SpeechStarted):
-            if self.agent_speaking:
-                dropped = self._interrupt()
-                self._gate.forget()
-                self.record.barge_ins += 1
-                self._reporter.barge_in(self.record)
-                event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
-            return
-        self._interrupt()
+        self._execute(self._core.turn(turn_event, agent_speaking=self.agent_speaking))
+
+    def _speculate(self, pause: SpeechPaused) -> None:
+        """Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not."""
+        self._drop_speculation()
+        cancelled = threading.Event()
+        task = asyncio.create_task(prepare(self._pipeline, self._memory, pause.audio, cancelled, self._asked_again,
+                                           speculative=True))
+        self._speculative = (pause.window, task, cancelled)
+
+    def _start_answer(self, turn_event: SpeechEnded) -> None:
         if self._speculative is not None and self._speculative[0] == turn_event.window:
             _, prepared, self._reply_cancel = self._speculative
             self._speculative = None
@@ -289,21 +327,18 @@ class CallSession:
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if transcript.text:
                 self.leg.said("user", transcript.text)
-            if is_farewell(transcript.text):
-                # "That's all, thanks": the goodbye, then BYE (its own task, so this turn is recorded now).
-                turn.outcome, turn.response_ms = "caller said goodbye", self._response_ms(speech_end)
-                self._farewell = asyncio.create_task(self._goodbye("caller said goodbye", cut=False))
-                return
             offered, self._messages.offered = self._messages.offered, False
-            if asks_for_message(transcript.text) or (offered and is_yes(transcript.text)):
-                turn.outcome, turn.response_ms = "message requested", self._response_ms(speech_end)
-                self._drop_speculation()
-                self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
-                self._messages.start(self._phrases.message_prompt)
-                return
-            if asks_for_person(transcript.text):
-                turn.outcome, turn.response_ms = "transfer requested", self._response_ms(speech_end)
-                self._ask_for_person()
+            asked = intent(transcript.text, message_offered=offered)
+            if asked is not Intent.QUESTION:
+                # "That's all, thanks", "leave a message", "a real person": the core decides what follows (a
+                # goodbye and transfer run as tasks of their own, so this turn is recorded now).
+                turn.outcome = TURN_OUTCOMES[asked]
+                turn.response_ms = self._response_ms(speech_end)
+                if asked is Intent.MESSAGE:
+                    self._drop_speculation()
+                    self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
+                    self._messages.start(self._phrases.message_prompt)
+                self._execute(self._core.heard(asked))
                 return
             if reply is None:
                 turn.outcome = "ignored"
@@ -311,6 +346,7 @@ class CallSession:
             turn.evidence, turn.retrieval_ms, turn.answer_ms = round(reply.evidence, 3), reply.retrieval_ms, \
                 reply.answer_ms
             self._asked_again = prepared.ask_again
+            self._core.replying()
             if prepared.ask_again:
                 # Not remembered: the repeated question is asked afresh, not as a follow-up to a mishearing.
                 turn.response_ms = self._response_ms(speech_end)
@@ -359,16 +395,13 @@ class CallSession:
         return heard.text
 
     # --- transfer to a person
-    def _ask_for_person(self) -> None:
-        if self._transferring is None or self._transferring.done():
-            self._transferring = asyncio.create_task(self._transfer())
-
     async def _transfer(self) -> None:
         """Say so, REFER the caller to the profile's person, follow the progress: on success the call is
         theirs and the agent hangs up; on failure (or with nobody to transfer to) a message is offered."""
         if not self._transfer_to or not self.leg.can_transfer:
             self._say(self._phrases.no_transfer)
             self._messages.offered = True
+            self._core.transfer_ended(answered=False)
             return
         self._say(self._phrases.transferring)
         await self._until_played(GOODBYE_WAIT_S)
@@ -380,10 +413,8 @@ class CallSession:
             result, status = TransferResult.FAILED, "no final status"
         event(log, "call.transfer", call=self.leg.sip_call_id, result=result.value, status=status)
         self._reporter.transfer(self.record, result.value)
-        if result is TransferResult.ANSWERED:
-            self.record.outcome = "transferred"
-            self.leg.hang_up()
-        elif not self._ended.is_set():
+        self._execute(self._core.transfer_ended(answered=result is TransferResult.ANSWERED))
+        if result is not TransferResult.ANSWERED and not self._ended.is_set():
             self._say(self._phrases.transfer_failed)
             self._messages.offered = True
 
@@ -405,29 +436,18 @@ class CallSession:
         return (self._loop.time() + queued_s - speech_end) * 1000
 
     async def _watch_limits(self) -> None:
-        """Enforces the call's limits (see limits). A failed check is logged and the next one runs: no error
-        may leave a call without its limits."""
-        inactivity_s, max_call_s, dead_call_s = self._limits
-        limits = CallLimits(self._loop.time(), inactivity_s, max_call_s, dead_call_s)
-        self.record.last_caller_speech = self._loop.time()
+        """Ticks the call core twice a second for its time limits (see limits). A failed check is logged and
+        the next one runs: no error may leave a call without its limits."""
         while True:
             await asyncio.sleep(0.5)
             try:
                 packets = None
-                if not self._held:
+                if self._core.state is not CallState.HELD:
                     packets = await asyncio.wrap_future(self.leg.packets_received())
                     if packets is None:
                         return  # the call is gone
-                verdict = limits.check(self._loop.time(), held=self._held, agent_speaking=self.agent_speaking,
-                                       last_caller_speech=self.record.last_caller_speech, rtp_packets=packets)
-                if verdict.action is LimitAction.ASK_STILL_THERE:
-                    event(log, "call.still_there", call=self.leg.sip_call_id)
-                    self._say(self._phrases.still_there)
-                elif verdict.action is LimitAction.GOODBYE:
-                    return await self._goodbye(verdict.outcome)
-                elif verdict.action is LimitAction.HANG_UP:
-                    self.record.outcome = verdict.outcome
-                    return self.leg.hang_up()
+                self._execute(self._core.tick(self._loop.time(), agent_speaking=self.agent_speaking,
+                                              last_caller_speech=self.record.last_caller_speech, rtp_packets=packets))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -439,17 +459,19 @@ class CallSession:
         caller hears goodbye, then the call is hung up."""
         if self._ended.is_set():
             return
-        self.record.outcome = self.record.outcome or "agent shut down"
-        self._messages.finish("agent shut down", thank=False)
+        commands = self._core.wind_down()
+        goodbyes = [c for c in commands if isinstance(c, Goodbye)]
+        self._execute([c for c in commands if not isinstance(c, Goodbye)])
         self._drop_speculation()
         self._reply_cancel.set()
         if self._reply is not None and not self._reply.done():
             self._reply.cancel()
         self.leg.playout.finish_current()
-        await self._goodbye(self.record.outcome, cut=False)
+        for goodbye in goodbyes:
+            await self._goodbye(goodbye.outcome, cut=False)
 
-    async def _goodbye(self, outcome: str, cut: bool = True) -> None:
-        self.record.outcome = outcome
+    async def _goodbye(self, outcome: Outcome, cut: bool = True) -> None:
+        self.record.outcome = outcome.value
         if cut:
             self._interrupt()
         self._say(self._phrases.goodbye)

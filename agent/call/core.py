@@ -1,0 +1,263 @@
+"""A call's decisions, without I/O: fed what happened, it says what to do. Pure, in the aioquic manner.
+
+The session (session.py) is the shell: it feeds the core turn events, DTMF digits, hold changes, what the
+caller said, the end of the call and a `tick(now)` every half second, and carries out the commands it
+returns (speak a phrase, interrupt, prepare or answer a turn, transfer, say goodbye, hang up) with its
+models, tasks and transport. The core holds the call's named state, the one a telephony engineer would
+recognise, and its outcome; it never touches a clock, a thread or a socket, so every rule of barge-in,
+hold, DTMF, endings and time limits is tested tick by tick (tests/call/test_core.py).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from agent.call.farewell import is_farewell
+from agent.call.limits import CallLimits, LimitAction
+from agent.call.message import asks_for_message, is_yes
+from agent.call.transfer import asks_for_person
+from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
+
+
+class CallState(enum.Enum):
+    CONNECTING = "connecting"
+    """Answered; no media yet."""
+    GREETING = "greeting"
+    LISTENING = "listening"
+    THINKING = "thinking"
+    """The caller's turn ended; its reply is being prepared."""
+    SPEAKING = "speaking"
+    HELD = "held"
+    TAKING_MESSAGE = "taking a message"
+    TRANSFERRING = "transferring"
+    CLOSING = "closing"
+    """Saying goodbye, or hanging up."""
+    ENDED = "ended"
+
+
+class Outcome(enum.StrEnum):
+    """How a call ended (the call record and the agent_calls metric keep the value)."""
+
+    CALLER_HUNG_UP = "caller hung up"
+    CALLER_SAID_GOODBYE = "caller said goodbye"
+    CALLER_SILENT = "caller silent"
+    MAXIMUM_LENGTH = "maximum call length"
+    DEAD_CALL = "dead call (no RTP)"
+    TRANSFERRED = "transferred"
+    AGENT_SHUT_DOWN = "agent shut down"
+    AUDIO_FAILED = "failed: audio"
+
+
+class Intent(enum.Enum):
+    """What a caller's words ask for, before any knowledge base is consulted."""
+
+    GOODBYE = "goodbye"
+    MESSAGE = "leave a message"
+    PERSON = "speak to a person"
+    QUESTION = "question"
+
+
+# --- commands the shell carries out
+@dataclass(frozen=True)
+class Say:
+    phrase: str
+    """A Phrases field ("greeting", "still_there", ...) or LAST_REPLY."""
+
+
+LAST_REPLY = "last reply"
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Silence from the next frame on, and stop making the rest of the answer."""
+
+    barge_in: bool = False
+    """The caller talked over the agent (counted, and the echo gate forgets the agent's voice)."""
+
+
+@dataclass(frozen=True)
+class Speculate:
+    """Prepare a reply to the utterance so far while the hangover runs (dropped if the caller goes on)."""
+
+    pause: SpeechPaused
+
+
+@dataclass(frozen=True)
+class Answer:
+    utterance: SpeechEnded
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Hand the caller to a person (or say it cannot, and offer a message)."""
+
+
+@dataclass(frozen=True)
+class EndMessage:
+    why: str
+
+
+@dataclass(frozen=True)
+class Goodbye:
+    """Say goodbye, let it play out, then hang up."""
+
+    outcome: Outcome
+    cut: bool = True
+    """Silence whatever is being said first (a limit); False: the goodbye follows it."""
+
+
+@dataclass(frozen=True)
+class HangUp:
+    outcome: Outcome
+
+
+Command = Say | Interrupt | Speculate | Answer | Transfer | EndMessage | Goodbye | HangUp
+
+
+def intent(transcript: str, *, message_offered: bool) -> Intent:
+    """What the caller's words ask for: the goodbye first ("no, that's all, thanks"), then a message (or a
+    yes to the one just offered), then a person; anything else is a question for the knowledge base."""
+    if is_farewell(transcript):
+        return Intent.GOODBYE
+    if asks_for_message(transcript) or (message_offered and is_yes(transcript)):
+        return Intent.MESSAGE
+    if asks_for_person(transcript):
+        return Intent.PERSON
+    return Intent.QUESTION
+
+
+class CallCore:
+    """One call's state and decisions. Every method returns the commands to carry out, in order."""
+
+    def __init__(self, limits: CallLimits, transfer_digit: str = "") -> None:
+        self._limits = limits
+        self._transfer_digit = transfer_digit
+        self.state = CallState.CONNECTING
+        self.outcome: Outcome | None = None
+        self._held_from = CallState.LISTENING
+
+    @property
+    def closing(self) -> bool:
+        return self.state in (CallState.CLOSING, CallState.ENDED)
+
+    def media_ready(self) -> list[Command]:
+        if self.state is not CallState.CONNECTING:
+            return []
+        self.state = CallState.GREETING
+        return [Say("greeting")]
+
+    def turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded, *, agent_speaking: bool) -> list[Command]:
+        """The caller's turn-taking (see turns)."""
+        if self.closing or self.state in (CallState.HELD, CallState.TAKING_MESSAGE):
+            return []
+        if isinstance(turn_event, SpeechPaused):
+            return [Speculate(turn_event)]
+        if isinstance(turn_event, SpeechStarted):
+            if self.state is not CallState.TRANSFERRING:
+                self.state = CallState.LISTENING
+            return [Interrupt(barge_in=True)] if agent_speaking else []
+        if self.state is not CallState.TRANSFERRING:
+            self.state = CallState.THINKING
+        return [Interrupt(), Answer(turn_event)]
+
+    def replying(self) -> None:
+        """The reply to the last turn has started to play."""
+        if self.state is CallState.THINKING:
+            self.state = CallState.SPEAKING
+
+    def heard(self, what: Intent) -> list[Command]:
+        """The caller's words, once transcribed, asked for `what` (see `intent`)."""
+        if self.closing:
+            return []
+        if what is Intent.GOODBYE:
+            return self._goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)
+        if what is Intent.MESSAGE:
+            self.state = CallState.TAKING_MESSAGE
+        elif what is Intent.PERSON:
+            return self._transfer()
+        return []
+
+    def message_ended(self) -> None:
+        if self.state is CallState.TAKING_MESSAGE:
+            self.state = CallState.LISTENING
+
+    def transfer_ended(self, answered: bool) -> list[Command]:
+        """The transfer's final result: the caller is the person's now, or back with the agent."""
+        if answered:
+            self.outcome, self.state = Outcome.TRANSFERRED, CallState.CLOSING
+            return [HangUp(Outcome.TRANSFERRED)]
+        if self.state is CallState.TRANSFERRING:
+            self.state = CallState.LISTENING
+        return []
+
+    def dtmf(self, digit: str, *, has_last_reply: bool) -> list[Command]:
+        if self.closing or self.state is CallState.HELD:
+            return []
+        if self.state is CallState.TAKING_MESSAGE:
+            return [EndMessage("#")] if digit == "#" else []
+        if digit == self._transfer_digit:
+            return [] if self.state is CallState.TRANSFERRING else [Interrupt(), *self._transfer()]
+        if digit == "*" and has_last_reply:
+            return [Interrupt(), Say(LAST_REPLY)]
+        return []
+
+    def hold(self, held: bool) -> list[Command]:
+        """A re-INVITE put the call on hold (a=sendonly, a=inactive, port 0) or took it off."""
+        if self.closing:
+            return []
+        if held and self.state is not CallState.HELD:
+            self._held_from, self.state = self.state, CallState.HELD
+            return [Interrupt()]
+        if not held and self.state is CallState.HELD:
+            # What was being said was cut at the hold; a transfer or a message in progress goes on.
+            keep = (CallState.TRANSFERRING, CallState.TAKING_MESSAGE)
+            self.state = self._held_from if self._held_from in keep else CallState.LISTENING
+        return []
+
+    def tick(self, now: float, *, agent_speaking: bool, last_caller_speech: float,
+             rtp_packets: int | None) -> list[Command]:
+        """Every half second: the time limits (see limits). `rtp_packets` is not asked while held (None)."""
+        if self.closing:
+            return []
+        if not agent_speaking and self.state in (CallState.GREETING, CallState.SPEAKING):
+            self.state = CallState.LISTENING
+        verdict = self._limits.check(now, held=self.state is CallState.HELD, agent_speaking=agent_speaking,
+                                     last_caller_speech=last_caller_speech, rtp_packets=rtp_packets)
+        if verdict.action is LimitAction.ASK_STILL_THERE:
+            return [Say("still_there")]
+        if verdict.action is LimitAction.GOODBYE:
+            return self._goodbye(Outcome(verdict.outcome))
+        if verdict.action is LimitAction.HANG_UP:
+            self.outcome, self.state = Outcome(verdict.outcome), CallState.CLOSING
+            return [HangUp(self.outcome)]
+        return []
+
+    def wind_down(self) -> list[Command]:
+        """The agent is shutting down: any message is kept, and the caller hears goodbye."""
+        if self.closing:
+            return []
+        ending = [EndMessage("agent shut down")] if self.state is CallState.TAKING_MESSAGE else []
+        self.outcome, self.state = Outcome.AGENT_SHUT_DOWN, CallState.CLOSING
+        return [*ending, Goodbye(self.outcome, cut=False)]
+
+    def failed(self) -> list[Command]:
+        """The audio path broke: a silent line helps nobody."""
+        self.outcome, self.state = Outcome.AUDIO_FAILED, CallState.CLOSING
+        return [HangUp(Outcome.AUDIO_FAILED)]
+
+    def ended(self) -> Outcome:
+        """The call is over (BYE either way, or the transport went away): its outcome."""
+        self.outcome = self.outcome or Outcome.CALLER_HUNG_UP
+        self.state = CallState.ENDED
+        return self.outcome
+
+    def _goodbye(self, outcome: Outcome, cut: bool = True) -> list[Command]:
+        self.outcome, self.state = outcome, CallState.CLOSING
+        return [Goodbye(outcome, cut)]
+
+    def _transfer(self) -> list[Command]:
+        if self.state is CallState.TRANSFERRING:
+            return []  # one at a time
+        self.state = CallState.TRANSFERRING
+        return [Transfer()]

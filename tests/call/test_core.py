@@ -1,0 +1,177 @@
+"""The call core, tick by tick: no models, no sockets, no clock but the one these tests hand it."""
+
+import numpy as np
+import pytest
+
+from agent.call.core import (
+    LAST_REPLY,
+    Answer,
+    CallCore,
+    CallState,
+    EndMessage,
+    Goodbye,
+    HangUp,
+    Intent,
+    Interrupt,
+    Outcome,
+    Say,
+    Speculate,
+    Transfer,
+    intent,
+)
+from agent.call.limits import CallLimits
+from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
+
+AUDIO = np.zeros(1600, dtype=np.float32)
+STARTED, PAUSED, ENDED = SpeechStarted(10), SpeechPaused(AUDIO, 40), SpeechEnded(AUDIO, 40, False, 500)
+
+
+def core(inactivity_s=10.0, max_call_s=300.0, dead_call_s=5.0, transfer_digit="0") -> CallCore:
+    return CallCore(CallLimits(0.0, inactivity_s, max_call_s, dead_call_s), transfer_digit)
+
+
+def answered() -> CallCore:
+    """A call that has been greeted and is listening."""
+    call = core()
+    call.media_ready()
+    call.tick(1.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=50)
+    return call
+
+
+def test_the_greeting_comes_once_when_media_flows_then_the_agent_listens():
+    call = core()
+    assert call.state is CallState.CONNECTING
+    assert call.media_ready() == [Say("greeting")] and call.state is CallState.GREETING
+    assert call.media_ready() == []  # a re-INVITE renegotiating media does not greet again
+    call.tick(2.0, agent_speaking=True, last_caller_speech=0.0, rtp_packets=100)
+    assert call.state is CallState.GREETING
+    call.tick(3.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=150)
+    assert call.state is CallState.LISTENING
+
+
+def test_a_turn_is_prepared_during_the_pause_and_answered_when_it_ends():
+    call = answered()
+    assert call.turn(STARTED, agent_speaking=False) == []
+    assert call.turn(PAUSED, agent_speaking=False) == [Speculate(PAUSED)]
+    assert call.turn(ENDED, agent_speaking=False) == [Interrupt(), Answer(ENDED)]
+    assert call.state is CallState.THINKING
+    call.replying()
+    assert call.state is CallState.SPEAKING
+
+
+def test_talking_over_the_agent_is_a_barge_in_and_talking_over_silence_is_not():
+    call = answered()
+    assert call.turn(STARTED, agent_speaking=True) == [Interrupt(barge_in=True)]
+    assert call.state is CallState.LISTENING
+    assert call.turn(STARTED, agent_speaking=False) == []
+
+
+def test_a_hold_silences_the_agent_and_nothing_the_line_carries_counts_until_it_ends():
+    call = answered()
+    call.turn(ENDED, agent_speaking=False)
+    assert call.hold(True) == [Interrupt()] and call.state is CallState.HELD
+    assert call.hold(True) == []
+    assert call.turn(ENDED, agent_speaking=False) == []
+    assert call.dtmf("*", has_last_reply=True) == []
+    assert call.hold(False) == [] and call.state is CallState.LISTENING  # the cut answer is not resumed
+
+
+def test_star_repeats_the_last_answer_when_there_is_one():
+    call = answered()
+    assert call.dtmf("*", has_last_reply=False) == []
+    assert call.dtmf("*", has_last_reply=True) == [Interrupt(), Say(LAST_REPLY)]
+    assert call.dtmf("5", has_last_reply=True) == []
+
+
+def test_the_transfer_digit_transfers_once_at_a_time_and_a_failure_returns_to_listening():
+    call = answered()
+    assert call.dtmf("0", has_last_reply=False) == [Interrupt(), Transfer()]
+    assert call.state is CallState.TRANSFERRING
+    assert call.dtmf("0", has_last_reply=False) == []  # already under way: "putting you through" plays on
+    assert call.transfer_ended(answered=False) == [] and call.state is CallState.LISTENING
+
+
+def test_a_transfer_answered_ends_the_call_as_transferred():
+    call = answered()
+    call.heard(Intent.PERSON)
+    assert call.transfer_ended(answered=True) == [HangUp(Outcome.TRANSFERRED)]
+    assert call.ended() is Outcome.TRANSFERRED  # the BYE that follows does not change it
+
+
+def test_while_a_message_is_taken_only_hash_counts_and_it_ends_the_message():
+    call = answered()
+    assert call.heard(Intent.MESSAGE) == [] and call.state is CallState.TAKING_MESSAGE
+    assert call.turn(ENDED, agent_speaking=False) == []
+    assert call.dtmf("0", has_last_reply=True) == []
+    assert call.dtmf("*", has_last_reply=True) == []
+    assert call.dtmf("#", has_last_reply=True) == [EndMessage("#")]
+    call.message_ended()
+    assert call.state is CallState.LISTENING
+
+
+def test_the_caller_saying_goodbye_hears_the_goodbye_after_what_is_playing():
+    call = answered()
+    assert call.heard(Intent.GOODBYE) == [Goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)]
+    assert call.state is CallState.CLOSING
+    # Closing: nothing more is decided, not even a limit.
+    assert call.turn(ENDED, agent_speaking=False) == [] and call.dtmf("*", has_last_reply=True) == []
+    assert call.tick(1000.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=50) == []
+    assert call.ended() is Outcome.CALLER_SAID_GOODBYE
+
+
+def test_a_silent_caller_is_asked_once_then_told_goodbye():
+    call = answered()
+    ticks = {t: call.tick(t, agent_speaking=False, last_caller_speech=0.0, rtp_packets=int(t * 50))
+             for t in (5.0, 10.5, 15.0, 21.0)}
+    assert ticks[5.0] == [] and ticks[10.5] == [Say("still_there")] and ticks[15.0] == []
+    assert ticks[21.0] == [Goodbye(Outcome.CALLER_SILENT)]
+
+
+def test_a_line_without_rtp_is_hung_up_as_dead_but_a_silent_hold_is_not():
+    call = answered()
+    call.hold(True)
+    for t in range(2, 40):
+        assert call.tick(float(t), agent_speaking=False, last_caller_speech=0.0, rtp_packets=None) == []
+    call.hold(False)
+    call.tick(40.0, agent_speaking=False, last_caller_speech=39.0, rtp_packets=60)
+    assert call.tick(46.0, agent_speaking=False, last_caller_speech=39.0, rtp_packets=60) == \
+        [HangUp(Outcome.DEAD_CALL)]
+
+
+def test_the_maximum_length_says_goodbye_but_hangs_up_a_held_line_at_once():
+    spoken, held = answered(), answered()
+    held.hold(True)
+    assert spoken.tick(301.0, agent_speaking=True, last_caller_speech=300.0, rtp_packets=15000) == \
+        [Goodbye(Outcome.MAXIMUM_LENGTH)]
+    assert held.tick(301.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=None) == \
+        [HangUp(Outcome.MAXIMUM_LENGTH)]
+
+
+def test_a_shutdown_keeps_the_message_being_left_and_says_goodbye_once():
+    call = answered()
+    call.heard(Intent.MESSAGE)
+    assert call.wind_down() == [EndMessage("agent shut down"), Goodbye(Outcome.AGENT_SHUT_DOWN, cut=False)]
+    assert call.wind_down() == []
+
+
+def test_a_call_that_just_ends_was_hung_up_by_the_caller():
+    call = answered()
+    assert call.ended() is Outcome.CALLER_HUNG_UP and call.state is CallState.ENDED
+    assert call.hold(True) == [] and call.media_ready() == []
+
+
+def test_a_broken_audio_path_hangs_up_recorded_as_failed():
+    call = answered()
+    assert call.failed() == [HangUp(Outcome.AUDIO_FAILED)] and call.ended() is Outcome.AUDIO_FAILED
+
+
+@pytest.mark.parametrize("words, offered, expected", [
+    ("No, that's all, thanks. Goodbye.", False, Intent.GOODBYE),
+    ("I'd like to leave a message", False, Intent.MESSAGE),
+    ("Yes please", True, Intent.MESSAGE),
+    ("Yes please", False, Intent.QUESTION),
+    ("Can I speak to someone?", False, Intent.PERSON),
+    ("What are your opening hours?", False, Intent.QUESTION),
+])
+def test_what_the_caller_asks_for_comes_before_the_knowledge_base(words, offered, expected):
+    assert intent(words, message_offered=offered) is expected
