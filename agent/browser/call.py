@@ -110,10 +110,10 @@ class BrowserCall:
         sdp = check_offer(offer)
         try:
             await self._pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="offer"))
-        except (ValueError, KeyError, IndexError) as exc:
-            raise OfferError(f"the SDP offer could not be used: {str(exc)[:120]}") from None
-        self._pc.addTrack(AgentVoice(self.playout, self._sent))
-        await self._pc.setLocalDescription(await self._pc.createAnswer())
+            self._pc.addTrack(AgentVoice(self.playout, self._sent))
+            await self._pc.setLocalDescription(await self._pc.createAnswer())
+        except Exception as exc:  # aiortc reports a bad offer as ValueError, OperationError, AssertionError...
+            raise OfferError(f"the SDP offer could not be used: {type(exc).__name__} {str(exc)[:120]}") from None
         self.codec, self.clock_rate = answer_codec(self._pc.localDescription.sdp)
         return {"sdp": self._pc.localDescription.sdp, "type": self._pc.localDescription.type}
 

@@ -250,6 +250,8 @@ def create_app(state: SideState) -> FastAPI:
         `to` picks the dialplan profile as a dialled extension would."""
         if state.open_call is None:
             raise HTTPException(503, "the agent is still starting")
+        if not state.spare_calls():  # before any media sockets are opened for it
+            raise HTTPException(503, "busy: the agent is at its call limit")
         try:
             offer = await request.json()
         except ValueError:

@@ -10,6 +10,7 @@ from aiortc import RTCConfiguration, RTCPeerConnection
 from aiortc.mediastreams import AudioStreamTrack
 from fastapi.testclient import TestClient
 
+from agent.browser.offer import OfferError
 from agent.browser.phone import BrowserPhone, CallRefused
 from agent.settings import parse
 from agent.side.http import SideState, create_app
@@ -19,9 +20,10 @@ from agent.side.records import SqliteCallStore
 TOKEN = "a-long-enough-admin-token"
 
 
-def _client(tmp_path, open_call=None, **env) -> TestClient:
+def _client(tmp_path, open_call=None, spare=1, **env) -> TestClient:
     settings = parse([], {"AGENT_ADMIN_TOKEN": TOKEN, **{f"AGENT_{k.upper()}": v for k, v in env.items()}})
-    state = SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"), open_call=open_call)
+    state = SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"), open_call=open_call,
+                      spare_calls=lambda: spare)
     return TestClient(create_app(state))
 
 
@@ -64,6 +66,14 @@ def test_before_the_agent_has_started_an_offer_is_told_to_wait(tmp_path):
     assert _client(tmp_path, web_phone="true").post("/phone/offer", json={}).status_code == 503
 
 
+def test_a_full_agent_refuses_an_offer_before_opening_anything_for_it(tmp_path):
+    async def never(call):
+        raise AssertionError("a full agent must not start a call")
+
+    refused = _client(tmp_path, open_call=never, spare=0, web_phone="true").post("/phone/offer", json={})
+    assert refused.status_code == 503 and "busy" in refused.json()["detail"]
+
+
 @pytest.mark.parametrize("body, why", [
     (b"not json", "must be JSON"),
     (b'{"type": "offer"}', "expected"),
@@ -76,6 +86,23 @@ def test_a_malformed_offer_is_refused_with_the_reason(tmp_path, body, why):
     refused = _client(tmp_path, open_call=never, web_phone="true").post(
         "/phone/offer", content=body, headers={"content-type": "application/json"})
     assert refused.status_code == 400 and why in refused.json()["detail"]
+
+
+@pytest.mark.parametrize("damage", [
+    lambda sdp: sdp.replace("c=IN IP4", "c=IN IP9"),  # aiortc asserts
+    lambda sdp: sdp.replace("a=rtpmap:", "a=x:"),  # no codec in common: aiortc raises OperationError
+    lambda sdp: "\n".join(line for line in sdp.split("\n") if "ice-ufrag" not in line),
+])
+def test_an_offer_aiortc_cannot_use_is_refused_as_a_bad_offer(damage):
+    async def never(call):
+        raise AssertionError("an unusable offer must not become a call")
+
+    async def scenario():
+        offer = await _offer()
+        with pytest.raises(OfferError, match="could not be used"):
+            await BrowserPhone().call({**offer, "sdp": damage(offer["sdp"])}, never, "browser:127.0.0.1", "browser")
+
+    asyncio.run(scenario())
 
 
 def test_an_offer_the_agent_has_no_room_for_is_refused_and_closed():
