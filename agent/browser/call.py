@@ -27,6 +27,7 @@ from agent.audio.playout import Playout
 from agent.browser.offer import OfferError, answer_codec, check_offer
 from agent.call.transport import RATE
 from agent.logs import event
+from agent.stream.protocol import transcript_message
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ class BrowserCall:
         return done
 
     def said(self, role: str, text: str) -> None:
-        self._send({"type": "transcript", "role": role, "text": text, "final": True})
+        self._send(transcript_message(role, text))
 
     # --- the connection
     def _close(self, why: str) -> None:
@@ -141,9 +142,9 @@ class BrowserCall:
         self._why_closed = self._why_closed or why
         self._closed.set()
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: str) -> None:
         if self._channel is not None and self._channel.readyState == "open":
-            self._channel.send(json.dumps(message))
+            self._channel.send(message)
 
     def _sent(self, pcm: np.ndarray) -> None:
         self._last_out_rms = rms(pcm)
@@ -189,7 +190,7 @@ class BrowserCall:
         receiving.cancel()
         closed.cancel()
         session.on_ended(reason)
-        self._send({"type": "hangup", "reason": reason})
+        self._send(json.dumps({"type": "hangup", "reason": reason}))
         await asyncio.sleep(0.1)  # let the hang-up message leave before the connection closes
         await self._pc.close()
         event(log, "browser.closed", call=self.sip_call_id, reason=reason)
