@@ -25,7 +25,7 @@ from aiortc.mediastreams import MediaStreamError
 from agent.audio.pcm import StreamResampler, rms
 from agent.audio.playout import Playout
 from agent.browser.offer import OfferError, answer_codec, check_offer
-from agent.call.transport import RATE
+from agent.call.transport import RATE, counted
 from agent.logs import event
 from agent.stream.protocol import transcript_message
 
@@ -129,9 +129,7 @@ class BrowserCall:
         raise NotImplementedError("a browser call cannot be transferred")
 
     def packets_received(self) -> concurrent.futures.Future:
-        done: concurrent.futures.Future = concurrent.futures.Future()
-        done.set_result(None if self._closed.is_set() else self._received)
-        return done
+        return counted(None if self._closed.is_set() else self._received)
 
     def said(self, role: str, text: str) -> None:
         self._send(transcript_message(role, text))

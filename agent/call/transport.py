@@ -15,6 +15,14 @@ RATE = 16000
 """Every transport hands the session 16 kHz audio and plays 16 kHz audio from its playout queue."""
 
 
+def counted(packets: int | None) -> concurrent.futures.Future:
+    """`packets_received` of a transport that counts on the event loop itself (a WebSocket stream, the
+    browser phone): the answer, already there."""
+    done: concurrent.futures.Future = concurrent.futures.Future()
+    done.set_result(packets)
+    return done
+
+
 class CallTransport(Protocol):
     kind: str
     """Which transport carries the call: "sip", "websocket" or "webrtc" (kept in the call record)."""

@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agent.audio.pcm import StreamResampler, bytes_to_int16, rms
 from agent.audio.playout import Playout
-from agent.call.transport import RATE
+from agent.call.transport import RATE, counted
 from agent.logs import event
 from agent.stream.protocol import StreamError, check_audio, clear_message, parse_start, transcript_message
 
@@ -68,9 +68,7 @@ class StreamCall:
         raise NotImplementedError("a WebSocket stream cannot be transferred")
 
     def packets_received(self) -> concurrent.futures.Future:
-        done: concurrent.futures.Future = concurrent.futures.Future()
-        done.set_result(None if self._closed.is_set() else self._received)
-        return done
+        return counted(None if self._closed.is_set() else self._received)
 
     def said(self, role: str, text: str) -> None:
         self._send(transcript_message(role, text))
