@@ -17,7 +17,8 @@ import pjsua2 as pj
 from agent.call.capacity import Capacity, CapacityConfig
 from agent.call.message import MessageConfig
 from agent.call.prerender import Prerenderer
-from agent.call.session import CallReporter, CallSession
+from agent.call.record import CallReporter
+from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Phrases, Voice
 from agent.call.workers import ModelWorkers, Priority

@@ -1,9 +1,10 @@
 """A call's decisions, without I/O: fed what happened, it says what to do. Pure, in the aioquic manner.
 
 The session (session.py) is the shell: it feeds the core turn events, DTMF digits, hold changes, what the
-caller said, the end of the call and a `tick(now)` every half second, and carries out the commands it
-returns (speak a phrase, interrupt, prepare or answer a turn, transfer, say goodbye, hang up) with its
-models, tasks and transport. The core holds the call's named state, the one a telephony engineer would
+caller said (with what preparing the reply found), the transfer's result, the end of the call and a
+`tick(now)` every half second, and carries out the commands it returns (commands.py: speak a phrase or the
+reply, interrupt, prepare a turn, take a message, transfer, say goodbye, hang up) with its models, tasks
+and transport. The core holds the call's named state, the one a telephony engineer would
 recognise, and its outcome; it never touches a clock, a thread or a socket, so every rule of barge-in,
 hold, DTMF, endings and time limits is tested tick by tick (tests/call/test_core.py).
 """
@@ -11,11 +12,26 @@ hold, DTMF, endings and time limits is tested tick by tick (tests/call/test_core
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
+from agent.call.commands import (
+    LAST_REPLY,
+    Answer,
+    Command,
+    EndMessage,
+    Goodbye,
+    HangUp,
+    Interrupt,
+    Outcome,
+    Say,
+    SpeakReply,
+    Speculate,
+    StartMessage,
+    Transfer,
+    TurnOutcome,
+)
 from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
-from agent.call.message import asks_for_message, is_yes
+from agent.call.message import OFFER_AFTER_DECLINES, asks_for_message, is_yes
 from agent.call.transfer import asks_for_person
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
 
@@ -36,19 +52,6 @@ class CallState(enum.Enum):
     ENDED = "ended"
 
 
-class Outcome(enum.StrEnum):
-    """How a call ended (the call record and the agent_calls metric keep the value)."""
-
-    CALLER_HUNG_UP = "caller hung up"
-    CALLER_SAID_GOODBYE = "caller said goodbye"
-    CALLER_SILENT = "caller silent"
-    MAXIMUM_LENGTH = "maximum call length"
-    DEAD_CALL = "dead call (no RTP)"
-    TRANSFERRED = "transferred"
-    AGENT_SHUT_DOWN = "agent shut down"
-    AUDIO_FAILED = "failed: audio"
-
-
 class Intent(enum.Enum):
     """What a caller's words ask for, before any knowledge base is consulted."""
 
@@ -56,63 +59,6 @@ class Intent(enum.Enum):
     MESSAGE = "leave a message"
     PERSON = "speak to a person"
     QUESTION = "question"
-
-
-# --- commands the shell carries out
-@dataclass(frozen=True)
-class Say:
-    phrase: str
-    """A Phrases field ("greeting", "still_there", ...) or LAST_REPLY."""
-
-
-LAST_REPLY = "last reply"
-
-
-@dataclass(frozen=True)
-class Interrupt:
-    """Silence from the next frame on, and stop making the rest of the answer."""
-
-    barge_in: bool = False
-    """The caller talked over the agent (counted, and the echo gate forgets the agent's voice)."""
-
-
-@dataclass(frozen=True)
-class Speculate:
-    """Prepare a reply to the utterance so far while the hangover runs (dropped if the caller goes on)."""
-
-    pause: SpeechPaused
-
-
-@dataclass(frozen=True)
-class Answer:
-    utterance: SpeechEnded
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """Hand the caller to a person (or say it cannot, and offer a message)."""
-
-
-@dataclass(frozen=True)
-class EndMessage:
-    why: str
-
-
-@dataclass(frozen=True)
-class Goodbye:
-    """Say goodbye, let it play out, then hang up."""
-
-    outcome: Outcome
-    cut: bool = True
-    """Silence whatever is being said first (a limit); False: the goodbye follows it."""
-
-
-@dataclass(frozen=True)
-class HangUp:
-    outcome: Outcome
-
-
-Command = Say | Interrupt | Speculate | Answer | Transfer | EndMessage | Goodbye | HangUp
 
 
 def intent(transcript: str, *, message_offered: bool) -> Intent:
@@ -130,12 +76,19 @@ def intent(transcript: str, *, message_offered: bool) -> Intent:
 class CallCore:
     """One call's state and decisions. Every method returns the commands to carry out, in order."""
 
-    def __init__(self, limits: CallLimits, transfer_digit: str = "") -> None:
+    def __init__(self, limits: CallLimits, transfer_digit: str = "", transfer_to: str = "") -> None:
+        """`transfer_to`: the person a caller asking for one is handed to; empty when the profile names nobody
+        or the transport cannot transfer (the caller is told so and offered a message)."""
         self._limits = limits
-        self._transfer_digit = transfer_digit
+        self._transfer_digit, self._transfer_to = transfer_digit, transfer_to
         self.state = CallState.CONNECTING
         self.outcome: Outcome | None = None
         self._held_from = CallState.LISTENING
+        self._message_offered = False
+        """The agent has just offered to take a message: a yes in the next turn takes it."""
+        self._declines = 0
+        self.asked_again = False
+        """The last turn asked the caller to repeat it (a repeat is never asked for twice running)."""
 
     @property
     def closing(self) -> bool:
@@ -161,35 +114,52 @@ class CallCore:
             self.state = CallState.THINKING
         return [Interrupt(), Answer(turn_event)]
 
-    def replying(self) -> None:
-        """The reply to the last turn has started to play."""
-        if self.state is CallState.THINKING:
-            self.state = CallState.SPEAKING
-
-    def heard(self, what: Intent) -> list[Command]:
-        """The caller's words, once transcribed, asked for `what` (see `intent`)."""
+    def heard(self, transcript: str, *, answerable: bool, ask_again: bool,
+              abstained: bool) -> tuple[TurnOutcome, list[Command]]:
+        """The finished turn's transcript, and what preparing its reply found: whether there was anything to
+        answer, whether it was heard well enough (see clarify), and whether the knowledge base declined."""
         if self.closing:
-            return []
+            return TurnOutcome.INTERRUPTED, []  # by a goodbye or a hang-up while the reply was prepared
+        offered, self._message_offered = self._message_offered, False
+        what = intent(transcript, message_offered=offered)
         if what is Intent.GOODBYE:
-            return self._goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)
+            return TurnOutcome.CALLER_SAID_GOODBYE, self._goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)
         if what is Intent.MESSAGE:
             self.state = CallState.TAKING_MESSAGE
-        elif what is Intent.PERSON:
-            return self._transfer()
-        return []
+            return TurnOutcome.MESSAGE_REQUESTED, [StartMessage()]
+        if what is Intent.PERSON:
+            return TurnOutcome.TRANSFER_REQUESTED, self._transfer()
+        if not answerable:
+            return TurnOutcome.IGNORED, []
+        self.asked_again = ask_again
+        if self.state is CallState.THINKING:
+            self.state = CallState.SPEAKING
+        if ask_again:
+            # The repeated question is asked afresh, not as a follow-up to a mishearing.
+            return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+        self._declines += abstained
+        if abstained and self._declines == OFFER_AFTER_DECLINES:
+            self._message_offered = True
+            return TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")]
+        return TurnOutcome.ANSWERED, [SpeakReply()]
 
     def message_ended(self) -> None:
         if self.state is CallState.TAKING_MESSAGE:
             self.state = CallState.LISTENING
 
     def transfer_ended(self, answered: bool) -> list[Command]:
-        """The transfer's final result: the caller is the person's now, or back with the agent."""
+        """The transfer's final result: the caller is the person's now, or back with the agent, who says so
+        and offers a message."""
         if answered:
             self.outcome, self.state = Outcome.TRANSFERRED, CallState.CLOSING
             return [HangUp(Outcome.TRANSFERRED)]
-        if self.state is CallState.TRANSFERRING:
-            self.state = CallState.LISTENING
-        return []
+        if self.closing:
+            return []
+        if self.state is CallState.HELD:
+            self._held_from = CallState.LISTENING  # nothing said into a hold: the caller would never hear it
+            return []
+        self.state, self._message_offered = CallState.SPEAKING, True
+        return [Say("transfer_failed")]
 
     def dtmf(self, digit: str, *, has_last_reply: bool) -> list[Command]:
         if self.closing or self.state is CallState.HELD:
@@ -259,5 +229,8 @@ class CallCore:
     def _transfer(self) -> list[Command]:
         if self.state is CallState.TRANSFERRING:
             return []  # one at a time
+        if not self._transfer_to:
+            self.state, self._message_offered = CallState.SPEAKING, True
+            return [Say("no_transfer")]
         self.state = CallState.TRANSFERRING
-        return [Transfer()]
+        return [Say("transferring"), Transfer(self._transfer_to)]

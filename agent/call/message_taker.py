@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from agent.audio.playout import Playout
+from agent.call.commands import TurnOutcome
 from agent.call.message import Message, MessageConfig, MessageRecording
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.transport import RATE
@@ -41,8 +42,6 @@ class MessageTaker:
         self._recording: MessageRecording | None = None
         self._started = 0.0
         self._transcribing: set[asyncio.Task] = set()
-        self.offered = False
-        """The agent has just offered to take one (a yes in the next turn takes it)."""
 
     @property
     def recording(self) -> bool:
@@ -87,7 +86,7 @@ class MessageTaker:
             await asyncio.wait(self._transcribing, timeout=timeout_s)
 
     async def _transcribed(self, message: Message, audio: np.ndarray) -> None:
-        turn = TurnRecord(started=message.started, outcome="message taken")
+        turn = TurnRecord(started=message.started, outcome=TurnOutcome.MESSAGE_TAKEN.value)
         try:
             turn.transcript = await self._transcribe(audio)
         except Exception as exc:

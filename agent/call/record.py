@@ -1,8 +1,13 @@
-"""What happened on a call, turn by turn (kept for metrics and call records)."""
+"""What happened on a call, turn by turn (kept for metrics and call records), and where it is reported."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from agent.call.message import Message
 
 
 @dataclass
@@ -56,3 +61,17 @@ class CallRecord:
     dtmf: list[str] = field(default_factory=list)
     last_caller_speech: float = 0.0
     """Event-loop time the caller was last heard (for the inactivity timer)."""
+
+
+class CallReporter(Protocol):
+    """Where a call's outcomes go (metrics, call records); called on the event loop."""
+
+    def call_started(self, call: CallRecord) -> None: ...
+    def turn_done(self, call: CallRecord, turn: TurnRecord) -> None: ...
+    def barge_in(self, call: CallRecord) -> None: ...
+    def dtmf(self, call: CallRecord, digit: str) -> None: ...
+    def error(self, stage: str) -> None: ...
+    def message_saved(self, call: CallRecord, message: Message, audio: np.ndarray) -> None: ...
+    def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None: ...
+    def transfer(self, call: CallRecord, result: str) -> None: ...
+    def call_ended(self, call: CallRecord) -> None: ...

@@ -3,36 +3,41 @@
 import numpy as np
 import pytest
 
-from agent.call.core import (
+from agent.call.commands import (
     LAST_REPLY,
     Answer,
-    CallCore,
-    CallState,
     EndMessage,
     Goodbye,
     HangUp,
-    Intent,
     Interrupt,
     Outcome,
     Say,
+    SpeakReply,
     Speculate,
+    StartMessage,
     Transfer,
-    intent,
+    TurnOutcome,
 )
+from agent.call.core import CallCore, CallState, Intent, intent
 from agent.call.limits import CallLimits
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
 
 AUDIO = np.zeros(1600, dtype=np.float32)
 STARTED, PAUSED, ENDED = SpeechStarted(10), SpeechPaused(AUDIO, 40), SpeechEnded(AUDIO, 40, False, 500)
+PERSON = "sip:reception@127.0.0.1:5080"
 
 
-def core(inactivity_s=10.0, max_call_s=300.0, dead_call_s=5.0, transfer_digit="0") -> CallCore:
-    return CallCore(CallLimits(0.0, inactivity_s, max_call_s, dead_call_s), transfer_digit)
+def core(inactivity_s=10.0, max_call_s=300.0, dead_call_s=5.0, transfer_digit="0", transfer_to=PERSON) -> CallCore:
+    return CallCore(CallLimits(0.0, inactivity_s, max_call_s, dead_call_s), transfer_digit, transfer_to)
 
 
-def answered() -> CallCore:
+def heard(call: CallCore, words: str, *, answerable=True, ask_again=False, abstained=False):
+    return call.heard(words, answerable=answerable, ask_again=ask_again, abstained=abstained)
+
+
+def answered(**settings) -> CallCore:
     """A call that has been greeted and is listening."""
-    call = core()
+    call = core(**settings)
     call.media_ready()
     call.tick(1.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=50)
     return call
@@ -55,8 +60,41 @@ def test_a_turn_is_prepared_during_the_pause_and_answered_when_it_ends():
     assert call.turn(PAUSED, agent_speaking=False) == [Speculate(PAUSED)]
     assert call.turn(ENDED, agent_speaking=False) == [Interrupt(), Answer(ENDED)]
     assert call.state is CallState.THINKING
-    call.replying()
+    assert heard(call, "When are you open?") == (TurnOutcome.ANSWERED, [SpeakReply()])
     assert call.state is CallState.SPEAKING
+    call.tick(5.0, agent_speaking=False, last_caller_speech=4.0, rtp_packets=250)
+    assert call.state is CallState.LISTENING
+
+
+def test_a_cough_is_not_answered():
+    call = answered()
+    call.turn(ENDED, agent_speaking=False)
+    assert heard(call, "", answerable=False) == (TurnOutcome.IGNORED, [])
+
+
+def test_a_question_not_heard_well_is_asked_again_and_the_flag_lasts_one_turn():
+    call = answered()
+    assert heard(call, "When are you oven?", ask_again=True) == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
+    assert call.asked_again  # the next turn's reply is prepared knowing it (see clarify: never twice running)
+    assert heard(call, "When are you open?") == (TurnOutcome.ANSWERED, [SpeakReply()])
+    assert not call.asked_again
+
+
+def test_the_second_declined_question_brings_the_offer_of_a_message_and_a_yes_takes_it():
+    call = answered()
+    assert heard(call, "Do you sell pizza?", abstained=True) == (TurnOutcome.ANSWERED, [SpeakReply()])
+    assert heard(call, "What is the weather?", abstained=True) == \
+        (TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")])
+    assert heard(call, "Yes please.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
+    assert call.state is CallState.TAKING_MESSAGE
+
+
+def test_a_yes_means_a_message_only_right_after_the_offer():
+    call = answered()
+    heard(call, "Do you sell pizza?", abstained=True)
+    heard(call, "What is the weather?", abstained=True)
+    heard(call, "When are you open?")
+    assert heard(call, "Yes please.") == (TurnOutcome.ANSWERED, [SpeakReply()])
 
 
 def test_talking_over_the_agent_is_a_barge_in_and_talking_over_silence_is_not():
@@ -83,24 +121,43 @@ def test_star_repeats_the_last_answer_when_there_is_one():
     assert call.dtmf("5", has_last_reply=True) == []
 
 
-def test_the_transfer_digit_transfers_once_at_a_time_and_a_failure_returns_to_listening():
+def test_the_transfer_digit_transfers_once_at_a_time_and_a_failure_offers_a_message():
     call = answered()
-    assert call.dtmf("0", has_last_reply=False) == [Interrupt(), Transfer()]
+    assert call.dtmf("0", has_last_reply=False) == [Interrupt(), Say("transferring"), Transfer(PERSON)]
     assert call.state is CallState.TRANSFERRING
     assert call.dtmf("0", has_last_reply=False) == []  # already under way: "putting you through" plays on
-    assert call.transfer_ended(answered=False) == [] and call.state is CallState.LISTENING
+    assert call.transfer_ended(answered=False) == [Say("transfer_failed")] and call.state is CallState.SPEAKING
+    assert heard(call, "Yes.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
 
 
 def test_a_transfer_answered_ends_the_call_as_transferred():
     call = answered()
-    call.heard(Intent.PERSON)
+    assert heard(call, "Can I speak to someone?") == \
+        (TurnOutcome.TRANSFER_REQUESTED, [Say("transferring"), Transfer(PERSON)])
     assert call.transfer_ended(answered=True) == [HangUp(Outcome.TRANSFERRED)]
     assert call.ended() is Outcome.TRANSFERRED  # the BYE that follows does not change it
 
 
+def test_with_nobody_to_transfer_to_the_caller_is_told_so_and_offered_a_message():
+    call = answered(transfer_to="")
+    assert heard(call, "A real person please.") == (TurnOutcome.TRANSFER_REQUESTED, [Say("no_transfer")])
+    assert call.state is not CallState.TRANSFERRING
+    assert heard(call, "Sure.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
+
+
+def test_a_transfer_failing_during_a_hold_says_nothing_into_the_hold():
+    call = answered()
+    call.dtmf("0", has_last_reply=False)
+    call.hold(True)
+    assert call.transfer_ended(answered=False) == []
+    call.hold(False)
+    assert call.state is CallState.LISTENING
+
+
 def test_while_a_message_is_taken_only_hash_counts_and_it_ends_the_message():
     call = answered()
-    assert call.heard(Intent.MESSAGE) == [] and call.state is CallState.TAKING_MESSAGE
+    assert heard(call, "I'd like to leave a message") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
+    assert call.state is CallState.TAKING_MESSAGE
     assert call.turn(ENDED, agent_speaking=False) == []
     assert call.dtmf("0", has_last_reply=True) == []
     assert call.dtmf("*", has_last_reply=True) == []
@@ -111,11 +168,13 @@ def test_while_a_message_is_taken_only_hash_counts_and_it_ends_the_message():
 
 def test_the_caller_saying_goodbye_hears_the_goodbye_after_what_is_playing():
     call = answered()
-    assert call.heard(Intent.GOODBYE) == [Goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)]
+    assert heard(call, "No, that's all, thanks. Goodbye.") == \
+        (TurnOutcome.CALLER_SAID_GOODBYE, [Goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)])
     assert call.state is CallState.CLOSING
     # Closing: nothing more is decided, not even a limit.
     assert call.turn(ENDED, agent_speaking=False) == [] and call.dtmf("*", has_last_reply=True) == []
     assert call.tick(1000.0, agent_speaking=False, last_caller_speech=0.0, rtp_packets=50) == []
+    assert heard(call, "When are you open?") == (TurnOutcome.INTERRUPTED, [])
     assert call.ended() is Outcome.CALLER_SAID_GOODBYE
 
 
@@ -149,7 +208,7 @@ def test_the_maximum_length_says_goodbye_but_hangs_up_a_held_line_at_once():
 
 def test_a_shutdown_keeps_the_message_being_left_and_says_goodbye_once():
     call = answered()
-    call.heard(Intent.MESSAGE)
+    heard(call, "Take a message please.")
     assert call.wind_down() == [EndMessage("agent shut down"), Goodbye(Outcome.AGENT_SHUT_DOWN, cut=False)]
     assert call.wind_down() == []
 

@@ -1,0 +1,172 @@
+"""The caller's turns answered: a reply prepared during the pause (or once the turn has ended), shown to the
+call core, spoken sentence by sentence, and recorded.
+
+The shell for the core's Speculate, Answer and SpeakReply commands, on the event loop; the models run on
+their executors (see prepare). Every turn ends in its record, whatever happened to it: answered, asked
+again, interrupted by the caller, or failed (then the caller hears an apology, not silence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+
+from agent.call.commands import Command, SpeakReply, TurnOutcome
+from agent.call.core import CallCore
+from agent.call.prepare import Pipeline, Prepared, prepare
+from agent.call.record import CallRecord, TurnRecord
+from agent.call.transport import RATE, CallTransport
+from agent.call.turns import SpeechEnded, SpeechPaused
+from agent.call.workers import Busy
+from agent.knowledge.memory import CallMemory
+from agent.logs import event
+
+log = logging.getLogger(__name__)
+
+
+class TurnReporter(Protocol):
+    def turn_done(self, call: CallRecord, turn: TurnRecord) -> None: ...
+    def error(self, stage: str) -> None: ...
+
+
+class Replies:
+    """One call's replies in flight: at most one prepared during a pause, and the one being answered.
+    `say(pcm)` queues audio for the caller; `execute(commands)` carries out the core's other commands."""
+
+    def __init__(self, pipeline: Pipeline, memory: CallMemory, core: CallCore, call: CallRecord,
+                 leg: CallTransport, reporter: TurnReporter, deadline_s: float, apology: np.ndarray,
+                 say: Callable[[np.ndarray], None], execute: Callable[[list[Command]], None]) -> None:
+        self._pipeline, self._memory, self._core, self._call, self._leg = pipeline, memory, core, call, leg
+        self._reporter, self._deadline_s, self._apology = reporter, deadline_s, apology
+        self._say, self._execute = say, execute
+        self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
+        self._reply: asyncio.Task | None = None
+        self._cancel = threading.Event()
+        self.last = np.zeros(0, dtype=np.int16)
+        """The last answer as it was spoken, for * to repeat."""
+
+    @property
+    def busy(self) -> bool:
+        return self._reply is not None and not self._reply.done()
+
+    def speculate(self, pause: SpeechPaused) -> None:
+        """Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not."""
+        self.drop_speculation()
+        cancelled = threading.Event()
+        task = asyncio.create_task(prepare(self._pipeline, self._memory, pause.audio, cancelled,
+                                           self._core.asked_again, speculative=True))
+        self._speculative = (pause.window, task, cancelled)
+
+    def answer(self, utterance: SpeechEnded) -> None:
+        if self._speculative is not None and self._speculative[0] == utterance.window:
+            _, prepared, self._cancel = self._speculative
+            self._speculative = None
+        else:
+            self.drop_speculation()
+            self._cancel = threading.Event()
+            prepared = asyncio.create_task(prepare(self._pipeline, self._memory, utterance.audio, self._cancel,
+                                                   self._core.asked_again))
+        # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
+        speech_end = asyncio.get_running_loop().time() - utterance.silence_ms / 1000
+        self._reply = asyncio.create_task(self._answer(utterance, speech_end, prepared))
+
+    def stop(self) -> None:
+        """Stop making the rest of the reply (barge-in, hold, shutdown); what is queued is the caller's to clear."""
+        self._cancel.set()
+        if self.busy:
+            self._reply.cancel()
+
+    def drop_speculation(self) -> None:
+        if self._speculative is not None:
+            _, task, cancelled = self._speculative
+            cancelled.set()
+            task.cancel()
+            self._speculative = None
+
+    async def _answer(self, utterance: SpeechEnded, speech_end: float, preparing: asyncio.Task) -> None:
+        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms))
+        cancelled, stage = self._cancel, "timeout"
+        try:
+            prepared = await self._prepared(utterance, preparing, cancelled)
+            stage = "asr"
+            if prepared.failed is not None:
+                stage = prepared.failed[0]
+                raise prepared.failed[1]
+            transcript, reply = prepared.transcript, prepared.reply
+            turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
+            turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
+            if transcript.text:
+                self._leg.said("user", transcript.text)
+            if reply is not None:
+                turn.evidence, turn.retrieval_ms, turn.answer_ms = round(reply.evidence, 3), reply.retrieval_ms, \
+                    reply.answer_ms
+            outcome, commands = self._core.heard(transcript.text, answerable=reply is not None,
+                                                 ask_again=prepared.ask_again,
+                                                 abstained=reply is not None and reply.abstained)
+            turn.outcome = outcome.value
+            if outcome is not TurnOutcome.IGNORED:
+                turn.response_ms = self._response_ms(speech_end)
+            for command in commands:
+                if isinstance(command, SpeakReply):
+                    stage = "tts"
+                    await self._speak(prepared, turn, cancelled)
+                else:
+                    self._execute([command])
+        except asyncio.CancelledError:
+            turn.outcome = TurnOutcome.INTERRUPTED.value
+            raise
+        except Exception as exc:
+            turn.outcome = f"failed: {stage}"
+            event(log, "call.turn_failed", logging.ERROR, call=self._call.sip_call_id, stage=stage,
+                  error=type(exc).__name__)
+            self._reporter.error(stage)
+            self._say(self._apology)
+        finally:
+            if turn.transcript or turn.outcome.startswith("failed"):
+                self._call.turns.append(turn)
+                self._reporter.turn_done(self._call, turn)
+                event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,
+                      response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
+
+    async def _prepared(self, utterance: SpeechEnded, preparing: asyncio.Task,
+                        cancelled: threading.Event) -> Prepared:
+        """The turn's transcript, reply and first sentence. A model that hangs must not silence the call: past
+        the deadline this raises, and the caller hears an apology."""
+        prepared = await asyncio.wait_for(preparing, self._deadline_s)
+        if prepared.failed is not None and isinstance(prepared.failed[1], Busy):
+            # Prepared during the pause while the workers were busy, and refused: now it is urgent (a transcript
+            # it did make is kept).
+            prepared = await asyncio.wait_for(prepare(self._pipeline, self._memory, utterance.audio, cancelled,
+                                                      self._core.asked_again, heard=prepared.transcript),
+                                              self._deadline_s)
+        return prepared
+
+    async def _speak(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event) -> None:
+        """Remember the reply, then speak it sentence by sentence: the first was synthesised with the
+        transcript, the rest while the ones before it play."""
+        reply, loop = prepared.reply, asyncio.get_running_loop()
+        self._pipeline.knowledge.commit(self._memory, reply)
+        self._leg.said("agent", reply.text)
+        turn.tts_first_audio_ms = prepared.tts_first_audio_ms
+        turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
+        turn.abstained = reply.abstained
+        spoken = []
+        for n, chunk in enumerate(prepared.chunks):
+            pcm = prepared.first_audio if n == 0 else await asyncio.wait_for(loop.run_in_executor(
+                self._pipeline.models, self._pipeline.voice.speak, chunk.spoken, cancelled), self._deadline_s)
+            self._say(pcm)
+            spoken.append(pcm)
+            turn.answer.append(chunk.text)
+        if spoken:
+            self.last = np.concatenate(spoken)
+
+    def _response_ms(self, speech_end: float) -> float:
+        """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
+        queued_s = self._leg.playout.pending_frames * self._leg.playout.frame_samples / RATE
+        return (asyncio.get_running_loop().time() + queued_s - speech_end) * 1000

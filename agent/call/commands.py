@@ -1,0 +1,106 @@
+"""What the call core (core.py) tells its shell to do, and the outcomes it names. Plain values, no I/O."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from agent.call.turns import SpeechEnded, SpeechPaused
+
+
+class Outcome(enum.StrEnum):
+    """How a call ended (the call record and the agent_calls metric keep the value)."""
+
+    CALLER_HUNG_UP = "caller hung up"
+    CALLER_SAID_GOODBYE = "caller said goodbye"
+    CALLER_SILENT = "caller silent"
+    MAXIMUM_LENGTH = "maximum call length"
+    DEAD_CALL = "dead call (no RTP)"
+    TRANSFERRED = "transferred"
+    AGENT_SHUT_DOWN = "agent shut down"
+    AUDIO_FAILED = "failed: audio"
+
+
+class TurnOutcome(enum.StrEnum):
+    """What became of one of the caller's turns (kept in its turn record; a failure is "failed: <stage>")."""
+
+    ANSWERED = "answered"
+    """Answered from the knowledge base, or declined (the turn record says which)."""
+    ASKED_AGAIN = "asked again"
+    IGNORED = "ignored"
+    """Nothing to answer: a cough, a click."""
+    INTERRUPTED = "interrupted"
+    CALLER_SAID_GOODBYE = "caller said goodbye"
+    MESSAGE_REQUESTED = "message requested"
+    TRANSFER_REQUESTED = "transfer requested"
+    MESSAGE_TAKEN = "message taken"
+
+
+@dataclass(frozen=True)
+class Say:
+    phrase: str
+    """A Phrases field ("greeting", "still_there", ...) or LAST_REPLY."""
+
+
+LAST_REPLY = "last reply"
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Silence from the next frame on, and stop making the rest of the answer."""
+
+    barge_in: bool = False
+    """The caller talked over the agent (counted, and the echo gate forgets the agent's voice)."""
+
+
+@dataclass(frozen=True)
+class Speculate:
+    """Prepare a reply to the utterance so far while the hangover runs (dropped if the caller goes on)."""
+
+    pause: SpeechPaused
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Prepare the reply to the finished turn (or adopt the one prepared during its pause)."""
+
+    utterance: SpeechEnded
+
+
+@dataclass(frozen=True)
+class SpeakReply:
+    """Speak the prepared reply sentence by sentence, and remember it for the next turn."""
+
+
+@dataclass(frozen=True)
+class StartMessage:
+    """Play the message prompt and its tone, then record what the caller says."""
+
+
+@dataclass(frozen=True)
+class EndMessage:
+    why: str
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Once "putting you through" has played, hand the caller to `target` (progress: `CallCore.transfer_ended`)."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Goodbye:
+    """Say goodbye, let it play out, then hang up."""
+
+    outcome: Outcome
+    cut: bool = True
+    """Silence whatever is being said first (a limit); False: the goodbye follows it."""
+
+
+@dataclass(frozen=True)
+class HangUp:
+    outcome: Outcome
+
+
+Command = Say | Interrupt | Speculate | Answer | SpeakReply | StartMessage | EndMessage | Transfer | Goodbye | HangUp
