@@ -108,6 +108,9 @@ def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, co
         command = [sys.executable, "-m", "eval.ws_caller", "--url",
                    f"ws://127.0.0.1:{agent.http_port}/ws/media?token={TOKEN}", "--script", str(folder / "script.json"),
                    "--duration", str(duration), "--out", str(folder)]
+    if transport == "webrtc":  # the same script on the browser phone, aiortc in the browser's place (Opus)
+        command = [sys.executable, "-m", "eval.rtc_caller", "--url", f"http://127.0.0.1:{agent.http_port}",
+                   "--script", str(folder / "script.json"), "--duration", str(duration), "--out", str(folder)]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
     if result.returncode != 0:
         return {"error": f"caller failed: {result.stderr.strip()[-300:]}"}
@@ -229,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("var/eval/replay"))
     parser.add_argument("--codec", choices=("pcmu", "g722"), default="pcmu")
-    parser.add_argument("--transport", choices=("sip", "websocket"), default="sip",
-                        help="place the calls over SIP (the eval caller) or the WebSocket media stream")
+    parser.add_argument("--transport", choices=("sip", "websocket", "webrtc"), default="sip",
+                        help="place the calls over SIP (the eval caller), the WebSocket media stream or the browser "
+                        "phone (WebRTC, aiortc as the browser)")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
     parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
@@ -267,7 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="replay-agent-") as scratch:
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
                              kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60,
-                             admin_token=TOKEN, speech_prerender="true")
+                             admin_token=TOKEN, speech_prerender="true",
+                             **({"web_phone": "true", "web_phone_address": "127.0.0.1"}
+                                if args.transport == "webrtc" else {}))
         try:
             # Calls start once every answer is rendered, as on a line that has been up for a while.
             agent.wait_for("speech.prerendered", 1, timeout=600)
@@ -291,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             agent.stop()
     report = {"summary": summarize(rows), "cases": rows,
-              "codec": args.codec if args.transport == "sip" else "L16/16000 (websocket)", "tick_ms": TICK_MS,
+              "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
+                        "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,
               "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,
                        "loss_pct": args.loss}, "agent_stages_ms": stages}
     write_reports(report, args.out)

@@ -107,7 +107,8 @@ class BrowserCall:
         self._pc.on("connectionstatechange", self._on_state)
 
     async def answer(self, offer: dict) -> dict:
-        """The SDP answer to the page's offer (raises OfferError for one the agent cannot take)."""
+        """The SDP answer to the page's offer, and the call's identifier (its call record's `sip_call_id`);
+        raises OfferError for an offer the agent cannot take."""
         sdp = check_offer(offer)
         try:
             await self._pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="offer"))
@@ -116,7 +117,8 @@ class BrowserCall:
         except Exception as exc:  # aiortc reports a bad offer as ValueError, OperationError, AssertionError...
             raise OfferError(f"the SDP offer could not be used: {type(exc).__name__} {str(exc)[:120]}") from None
         self.codec, self.clock_rate = answer_codec(self._pc.localDescription.sdp)
-        return {"sdp": self._pc.localDescription.sdp, "type": self._pc.localDescription.type}
+        return {"sdp": self._pc.localDescription.sdp, "type": self._pc.localDescription.type,
+                "call": self.sip_call_id}
 
     async def close(self) -> None:
         await self._pc.close()

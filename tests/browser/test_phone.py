@@ -3,8 +3,10 @@ microphone, and hears and reads the answer over a real WebRTC connection (aiortc
 
 import base64
 import io
+import json
 import time
 import wave
+from pathlib import Path
 
 import av
 import numpy as np
@@ -15,6 +17,8 @@ from tests.conftest import read_wav
 from tests.peers import AgentProcess, heard, next_ports
 
 TOKEN = "test-token-browser-phone"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "browser-phone"
+"""The page's screenshot and the latency measured in the browser, kept after the run (var/ is not in git)."""
 TRANSCRIPT = "[...document.querySelectorAll('#transcript li.{role}')].map(li => li.lastChild.textContent)"
 
 
@@ -61,6 +65,28 @@ RECORDED = """new Promise((resolve) => {
   };
   recorder.stop();
 })"""
+# The browser's own clock on both directions (WebAudio analysers on the microphone and on the agent's voice):
+# when the caller's question ended, and when the agent's answer started to play.
+MEASURE = """(() => {
+  const ctx = new AudioContext();
+  const level = (stream) => {
+    const analyser = ctx.createAnalyser(), samples = new Float32Array(512);
+    analyser.fftSize = 512;
+    ctx.createMediaStreamSource(stream).connect(analyser);
+    return () => {
+      analyser.getFloatTimeDomainData(samples);
+      return Math.sqrt(samples.reduce((a, v) => a + v * v, 0) / samples.length);
+    };
+  };
+  const mic = level(microphone), voice = level(document.getElementById('voice').srcObject);
+  window.heardAt = {questionEnd: 0, answerStart: 0};
+  setInterval(() => {
+    const now = performance.now();
+    if (mic() > 0.01) { heardAt.questionEnd = now; heardAt.answerStart = 0; }
+    else if (heardAt.questionEnd && !heardAt.answerStart && voice() > 0.01) heardAt.answerStart = now;
+  }, 5);
+  return true;
+})()"""
 ENERGY = ("pc.getStats().then(stats => [...stats.values()]"
           ".filter(s => s.type === 'inbound-rtp' && s.kind === 'audio').map(s => s.totalAudioEnergy)[0] || 0)")
 
@@ -91,11 +117,23 @@ def test_a_browser_call_is_answered_aloud_and_in_the_page_transcript(phone_agent
     browser.evaluate("document.getElementById('call').click()")
     browser.wait_for("pc && pc.connectionState === 'connected' && !!document.getElementById('voice').srcObject", 10)
     browser.evaluate(RECORD)
+    browser.evaluate(MEASURE)
     answers = browser.wait_for(f"{TRANSCRIPT.format(role='agent')}.length && {TRANSCRIPT.format(role='agent')}",
                                timeout=40)
     assert "monday to friday" in " ".join(answers).lower()
     assert "hours" in " ".join(browser.evaluate(TRANSCRIPT.format(role="user"))).lower()
     _until_quiet(browser)
+    # Kept with the run's artifacts: how the page looked with the call up, and the latency the browser measured.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = browser.command("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    screenshot = base64.b64decode(shot["data"])
+    assert screenshot.startswith(b"\x89PNG") and len(screenshot) > 5000
+    (ARTIFACTS / "page.png").write_bytes(screenshot)
+    measured = browser.evaluate("heardAt")
+    assert 0 < measured["questionEnd"] < measured["answerStart"]  # the answer's audio reached the browser
+    latency_ms = round(measured["answerStart"] - measured["questionEnd"])
+    (ARTIFACTS / "latency.json").write_text(json.dumps({"question_end_to_answer_audio_ms": latency_ms}))
+    print(f"browser phone: end of question to the answer's first audio in the browser: {latency_ms} ms")
     # The answer was heard, not only read: what the browser played, transcribed.
     played = _decoded(base64.b64decode(browser.evaluate(RECORDED)))
     assert "monday to friday" in heard(models, {"received": played})

@@ -45,3 +45,22 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     assert recorded["warranty"]["correct"] and recorded["hours"]["interrupted"]
     assert abs(recorded["hours"]["latency_ms"] - rows["hours"]["latency_ms"]) <= 64
     assert abs(recorded["warranty"]["bargein_ms"] - rows["warranty"]["bargein_ms"]) <= 64
+
+
+def test_the_same_replay_runs_on_the_browser_phone(tmp_path, settings):
+    """WebRTC (aiortc in the browser's place, Opus both ways): scored from what the caller received, and the
+    agent's own record found by the call identifier the signalling returned."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "warranty", "call": "a", "say": "What warranty comes with a new boiler?",
+                                 "expect_any": ["10-year", "10 year"]}) + "\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
+    result = subprocess.run([sys.executable, "-m", "eval.replay", "--kb", str(REPO / "kb"), "--cases", str(cases),
+                             "--out", str(out), "--transport", "webrtc"], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    (row,) = report["cases"]
+    assert report["codec"] == "opus/48000 (webrtc)" and report["summary"]["errors"] == 0
+    assert row["correct"] and "10-year" in row["agent_answer"]
+    assert row["latency_ms"] is not None
