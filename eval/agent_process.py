@@ -22,7 +22,8 @@ class AgentProcess:
     """`python -m agent run` on loopback with its own data dir, and its structured log."""
 
     def __init__(self, tmp: Path, ports: tuple[int, int], models_dir: Path, wait_ready: bool = True,
-                 **overrides: object) -> None:
+                 launcher: tuple[str, ...] = ("-m", "agent", "run"), **overrides: object) -> None:
+        """`launcher`: the interpreter's arguments that start it (a test may start it through a wrapper)."""
         self.sip_port, rtp = ports
         self.http_port = self.sip_port + 1
         env = {**os.environ, "AGENT_SIP_PORT": str(self.sip_port), "AGENT_HTTP_PORT": str(self.http_port),
@@ -35,7 +36,7 @@ class AgentProcess:
         env.update({f"AGENT_{k.upper()}": str(v) for k, v in overrides.items()})
         self.log_path = tmp / f"agent-{self.sip_port}.log"
         self._log = self.log_path.open("w")
-        self.process = subprocess.Popen([sys.executable, "-m", "agent", "run"], cwd=REPO, env=env,
+        self.process = subprocess.Popen([sys.executable, *launcher], cwd=REPO, env=env,
                                         stdout=self._log, stderr=subprocess.STDOUT)
         if wait_ready:
             self.wait_ready()

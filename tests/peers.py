@@ -95,8 +95,9 @@ def _scorer(model):
 class AgentProcess(_AgentProcess):
     """The agent on this run's next free ports, with the test session's models."""
 
-    def __init__(self, tmp: Path, settings, wait_ready: bool = True, **overrides: object) -> None:
-        super().__init__(tmp, next_ports(), settings.models_path, wait_ready, **overrides)
+    def __init__(self, tmp: Path, settings, wait_ready: bool = True, launcher: tuple[str, ...] = ("-m", "agent", "run"),
+                 **overrides: object) -> None:
+        super().__init__(tmp, next_ports(), settings.models_path, wait_ready, launcher, **overrides)
 
 
 class Kamailio:
