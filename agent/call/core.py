@@ -6,7 +6,8 @@ caller said (with what preparing the reply found), the transfer's result, the en
 reply, interrupt, prepare a turn, take a message, transfer, say goodbye, hang up) with its models, tasks
 and transport. The core holds the call's named state, the one a telephony engineer would
 recognise, and its outcome; it never touches a clock, a thread or a socket, so every rule of barge-in,
-hold, DTMF, endings and time limits is tested tick by tick (tests/call/test_core.py).
+hold, DTMF, asking again, offering a message, transfer, endings and time limits is tested tick by tick
+(tests/call/test_core.py).
 """
 
 from __future__ import annotations
