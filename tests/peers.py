@@ -85,6 +85,18 @@ def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None
     return normalize(_scorer(models.transcriber.model).transcribe(audio.astype(np.float32) / 32768).text)
 
 
+GOODBYE = ("thank you for calling", "goodbye")
+"""The agent's goodbye phrase, "Thank you for calling. Goodbye." (agent/call/voice.py), in its two sentences."""
+
+
+def heard_goodbye(text: str) -> bool:
+    """Whether what the caller heard has the agent's goodbye in it: either of its sentences. On a call's last
+    seconds, tiny.en often stops after "Thank you for calling." and drops the word that follows, by greedy
+    decoding on one recording and by beam search on another (CI and a local run, both with the word plainly
+    in the audio), so one sentence heard is the phrase heard; neither is anywhere in an answer."""
+    return any(sentence in text for sentence in GOODBYE)
+
+
 @functools.cache
 def _scorer(model):
     from agent.speech.asr import FULL_WINDOW, Transcriber
