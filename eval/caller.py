@@ -151,6 +151,17 @@ def write_call(out: Path, timeline: dict, received: list[np.ndarray], sent: list
     (out / "timeline.json").write_text(json.dumps(timeline))
 
 
+def script_conversation(script: list[tuple[np.ndarray, int | None]], quiet_ms: int) -> Conversation:
+    """The turn-taking policy (eval.conversation) for a loaded script: each question's length in ticks, and its
+    barge-in mark."""
+    return Conversation([Step(len(audio) // TICK + 1, barge_in) for audio, barge_in in script], quiet_ms)
+
+
+def step_started(timeline: dict, start_tick: int, audio: np.ndarray) -> None:
+    """Note in the timeline where a scripted question starts and ends, in ticks of the agent's audio."""
+    timeline.setdefault("steps", []).append({"start_tick": start_tick, "end_tick": start_tick + len(audio) // TICK})
+
+
 def load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
     """[{"audio": WAV, "barge_in_at_ms": ms or null}, ...] -> (16 kHz audio, barge-in ms) per question."""
     steps = json.loads(path.read_text())
@@ -202,7 +213,7 @@ def run(args: argparse.Namespace) -> dict:
 
     timeline: dict = {"codec": args.codec}
     script = load_script(args.script) if args.script else None
-    conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms) if script else None
+    conversation = script_conversation(script, args.quiet_ms) if script else None
     fed = 0
     question = load_wav(args.question) if args.question else None
     second = load_wav(args.second) if args.second else None
@@ -222,9 +233,7 @@ def run(args: argparse.Namespace) -> dict:
                 fed += 1
                 step = conversation.on_tick(fed, bool(voiced_ticks([frame])))
                 if step is not None:
-                    start = port.play(script[step][0])
-                    timeline.setdefault("steps", []).append({"start_tick": start,
-                                                             "end_tick": start + len(script[step][0]) // TICK})
+                    step_started(timeline, port.play(script[step][0]), script[step][0])
             if conversation.done:
                 break
         if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:

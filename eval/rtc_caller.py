@@ -15,46 +15,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fractions
 import json
 import sys
 import urllib.request
 from pathlib import Path
 
-import av
 import numpy as np
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
-from agent.browser.call import gather_on, mono_16k
-from eval.caller import TICK, load_script, write_call
-from eval.conversation import Conversation, Step
+from agent.audio.playout import Playout
+from agent.browser.call import PlayoutTrack, gather_on, mono_16k
+from eval.caller import TICK, load_script, script_conversation, step_started, write_call
 from eval.wire import voiced_ticks
-
-RATE = 16000
-
-
-class Mouth(MediaStreamTrack):
-    """What the caller says: queued 20 ms frames, silence when there are none, paced by the loop's clock."""
-
-    kind = "audio"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.queue: list[np.ndarray] = []
-        self.sent: list[np.ndarray] = []
-        self._start: float | None = None
-
-    async def recv(self) -> av.AudioFrame:
-        loop = asyncio.get_running_loop()
-        self._start = self._start or loop.time()
-        await asyncio.sleep(max(0.0, self._start + len(self.sent) * TICK / RATE - loop.time()))
-        pcm = self.queue.pop(0) if self.queue else np.zeros(TICK, np.int16)
-        pcm = np.pad(pcm, (0, TICK - len(pcm))).astype(np.int16)
-        frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
-        frame.sample_rate, frame.pts, frame.time_base = RATE, len(self.sent) * TICK, fractions.Fraction(1, RATE)
-        self.sent.append(pcm)
-        return frame
 
 
 def _post_offer(url: str, offer: dict) -> dict:
@@ -65,10 +38,10 @@ def _post_offer(url: str, offer: dict) -> dict:
 
 async def call(args: argparse.Namespace) -> dict:
     script = load_script(args.script)
-    conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms)
+    conversation = script_conversation(script, args.quiet_ms)
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-    mouth = Mouth()
-    pc.addTrack(mouth)
+    mouth, sent = Playout(TICK), []  # what the caller says: silence until a question is queued
+    pc.addTrack(PlayoutTrack(mouth, sent.append))
     channel = pc.createDataChannel("call")
     heard: asyncio.Future[MediaStreamTrack] = asyncio.get_running_loop().create_future()
 
@@ -101,17 +74,16 @@ async def call(args: argparse.Namespace) -> dict:
                 received.append(tick)
                 step = conversation.on_tick(len(received), bool(voiced_ticks([tick])))
                 if step is not None:
-                    audio = script[step][0]
-                    mouth.queue = [audio[i:i + TICK] for i in range(0, len(audio), TICK)]
-                    timeline.setdefault("steps", []).append(
-                        {"start_tick": len(received), "end_tick": len(received) + len(audio) // TICK})
+                    mouth.push(script[step][0])
+                    mouth.finish()
+                    step_started(timeline, len(received), script[step][0])
     finally:
         if channel.readyState == "open":
             channel.send(json.dumps({"type": "hangup"}))
             await asyncio.sleep(0.2)
         await pc.close()
     timeline["ended_by"] = ended_by
-    write_call(args.out, timeline, received, mouth.sent)
+    write_call(args.out, timeline, received, sent)
     return timeline
 
 

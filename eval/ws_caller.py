@@ -22,14 +22,13 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from eval.caller import TICK, load_script, write_call
-from eval.conversation import Conversation, Step
+from eval.caller import TICK, load_script, script_conversation, step_started, write_call
 from eval.wire import voiced_ticks
 
 
 def run(args: argparse.Namespace) -> dict:
     script = load_script(args.script)
-    conversation = Conversation([Step(len(a) // TICK + 1, b) for a, b in script], args.quiet_ms)
+    conversation = script_conversation(script, args.quiet_ms)
     socket = connect(args.url, open_timeout=10, legacy=True)
     socket.send(json.dumps({"sample_rate": 16000}))
     received: list[np.ndarray] = []
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> dict:
             if step is not None:
                 audio = script[step][0]
                 queue = [audio[i:i + TICK] for i in range(0, len(audio), TICK)]
-                timeline.setdefault("steps", []).append({"start_tick": fed, "end_tick": fed + len(audio) // TICK})
+                step_started(timeline, fed, audio)
         frame = queue.pop(0) if queue else np.zeros(TICK, np.int16)
         frame = np.pad(frame, (0, TICK - len(frame))).astype(np.int16)
         socket.send(frame.astype("<i2").tobytes())

@@ -44,9 +44,9 @@ def gather_on(address: str) -> None:
         aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [address]
 
 
-class AgentVoice(MediaStreamTrack):
-    """The agent's side of the call: the playout queue as an audio track, paced by the loop's clock (a
-    late tick is caught up, not drifted)."""
+class PlayoutTrack(MediaStreamTrack):
+    """A playout queue as an audio track (the agent's voice here; a scripted caller's in eval.rtc_caller),
+    paced by the loop's clock (a late tick is caught up, not drifted); `on_frame(pcm)` sees each frame sent."""
 
     kind = "audio"
 
@@ -112,7 +112,7 @@ class BrowserCall:
         sdp = check_offer(offer)
         try:
             await self._pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="offer"))
-            self._pc.addTrack(AgentVoice(self.playout, self._sent))
+            self._pc.addTrack(PlayoutTrack(self.playout, self._sent))
             await self._pc.setLocalDescription(await self._pc.createAnswer())
         except Exception as exc:  # aiortc reports a bad offer as ValueError, OperationError, AssertionError...
             raise OfferError(f"the SDP offer could not be used: {type(exc).__name__} {str(exc)[:120]}") from None

@@ -7,7 +7,7 @@ import av
 import numpy as np
 
 from agent.audio.playout import Playout
-from agent.browser.call import FRAME_SAMPLES, AgentVoice, mono_16k
+from agent.browser.call import FRAME_SAMPLES, PlayoutTrack, mono_16k
 
 
 def _frame(pcm: np.ndarray, rate: int, layout: str) -> av.AudioFrame:
@@ -42,7 +42,7 @@ def test_the_agent_track_plays_the_queue_in_order_then_silence():
     speech = (np.arange(2 * FRAME_SAMPLES) % 100 + 1).astype(np.int16)
     playout.push(speech)
     sent = []
-    track = AgentVoice(playout, sent.append)
+    track = PlayoutTrack(playout, sent.append)
 
     async def three() -> list[av.AudioFrame]:
         return [await track.recv() for _ in range(3)]
