@@ -39,7 +39,7 @@ def render_dashboard(calls: list[dict], messages: list[dict], unanswered: list[d
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width,initial-scale=1'>",
         f"<title>Phone agent</title><style>{_STYLE}</style></head><body>",
-        f"<h1>Phone agent</h1><p class='meta'>as of {_time(now)} UTC; the latest {len(calls)} calls</p>",
+        f"<h1>Phone agent</h1><p class='meta'>as of {_time(now)} UTC; {_latest(len(calls))}</p>",
         "<div class='cards'>", *(f"<div class='card'><b>{n}</b>{escape(label)}</div>" for label, n in cards),
         "</div>",
         "<h2>Answer latency</h2><p class='meta'>end of the caller's question to the first answer audio</p>",
@@ -49,6 +49,10 @@ def render_dashboard(calls: list[dict], messages: list[dict], unanswered: list[d
         "<h2 id='unanswered'>What callers asked that the KB could not answer</h2>", _unanswered(unanswered),
         "<h2 id='calls'>Recent calls</h2>", _calls(calls),
         "</body></html>"])
+
+
+def _latest(count: int) -> str:
+    return {0: "no calls yet", 1: "the latest call"}.get(count, f"the latest {count} calls")
 
 
 def latency_histogram(latencies_ms: list[float]) -> str:

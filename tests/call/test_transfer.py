@@ -55,7 +55,10 @@ def test_a_caller_asking_for_a_person_is_transferred_and_the_target_answers(tran
     assert sipp.wait(timeout=60) == 0, sipp.stdout.read()[-2000:]  # the target got the INVITE and answered
     assert timeline["transfer_to"] == f"sip:reception@127.0.0.1:{transfer_agent.target_port}"
     assert timeline["transferred_status"] == 200 and timeline["ended_by"] == "agent"
-    assert "INVITE sip:reception@127.0.0.1" in (tmp_path / "target.log").read_text()
+    invite = (tmp_path / "target.log").read_text()
+    assert "INVITE sip:reception@127.0.0.1" in invite
+    # The agent's REFER named it as the referrer, and the caller carried that on to the person it called.
+    assert "Referred-By: <sip:200@127.0.0.1" in invite
     (done,) = [e for e in transfer_agent.wait_for("call.transfer", 1) if e["call"] == timeline["sip_call_id"]]
     assert done["result"] == "transferred"
     ended = [e for e in transfer_agent.wait_for("call.ended", 1) if e["call"] == timeline["sip_call_id"]]
