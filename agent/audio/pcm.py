@@ -47,12 +47,18 @@ class StreamResampler:
     def __init__(self, in_rate: int, out_rate: int) -> None:
         self.in_rate = in_rate
         self.out_rate = out_rate
-        self._stream = soxr.ResampleStream(in_rate, out_rate, 1, dtype="int16", quality="HQ")
+        # Float inside: soxr dithers int16 output with noise seeded per process, so the same call heard twice
+        # reached Whisper as two different signals (and was now and then transcribed differently).
+        self._stream = soxr.ResampleStream(in_rate, out_rate, 1, dtype="float32", quality="HQ")
 
     def push(self, pcm: np.ndarray) -> np.ndarray:
         """Resample the next int16 chunk; output may lag input by the filter's delay."""
-        return self._stream.resample_chunk(np.ascontiguousarray(pcm, dtype=np.int16))
+        return _rounded(self._stream.resample_chunk(np.asarray(pcm, dtype=np.float32) / 32768.0))
 
     def flush(self) -> np.ndarray:
         """Drain the filter at the end of the stream."""
-        return self._stream.resample_chunk(np.zeros(0, dtype=np.int16), last=True)
+        return _rounded(self._stream.resample_chunk(np.zeros(0, dtype=np.float32), last=True))
+
+
+def _rounded(audio: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(audio * 32768.0), -32768, 32767).astype(np.int16)

@@ -27,3 +27,22 @@ def test_stream_resampling_does_not_depend_on_frame_size():
     assert len(one_go) == len(by_frames) == 16000
     # soxr rounds int16 internally per block: identical up to a couple of LSBs
     assert np.max(np.abs(one_go.astype(int) - by_frames.astype(int))) <= 2
+
+
+def test_stream_resampling_gives_the_same_samples_in_every_process():
+    # With soxr writing int16 itself, a stream fed frame by frame came out differently from one process to the
+    # next (in the last bit or two): the same caller must reach Whisper as the same signal.
+    import subprocess
+    import sys
+
+    program = ("import hashlib, numpy as np; from agent.audio.pcm import StreamResampler\n"
+               "x = np.random.default_rng(7).normal(0, 2000, 16000).astype(np.int16)\n"
+               "for size in (len(x), 160):\n"
+               "    r = StreamResampler(8000, 16000)\n"
+               "    out = np.concatenate([r.push(x[i:i + size]) for i in range(0, len(x), size)] + [r.flush()])\n"
+               "    print(hashlib.sha256(out.tobytes()).hexdigest())")
+    runs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+            for _ in range(4)}
+    assert len(runs) == 1
+    whole, framed = runs.pop().split()
+    assert whole == framed
