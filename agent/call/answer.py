@@ -100,6 +100,7 @@ class Replies:
                 raise prepared.failed[1]
             transcript, reply = prepared.transcript, prepared.reply
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
+            turn.asr_batch = transcript.batch
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if transcript.text:
                 self._leg.said("user", transcript.text)

@@ -32,6 +32,8 @@ class TurnRecord:
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
     """Whisper decoding time."""
+    asr_batch: int | None = None
+    """Utterances Whisper decoded in one batch with this one (1: alone; several calls ended turns together)."""
     retrieval_ms: float | None = None
     answer_ms: float | None = None
     tts_first_audio_ms: float | None = None

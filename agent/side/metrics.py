@@ -47,6 +47,9 @@ class Metrics:
                                            registry=r)
         self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
                                ["status", "reason"], registry=r)
+        self.asr_batch = Histogram("agent_asr_batch_size", "Utterances Whisper decoded in one batch, counted per "
+                                   "turn (turns that ended together share a decode).", buckets=(1, 2, 3, 4, 6, 8),
+                                   registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
         # CPU per answered turn in PromQL: rate(agent_process_cpu_seconds) / rate(agent_response_seconds_count).

@@ -49,6 +49,8 @@ class Reporter:
         self.metrics.turns.labels(turn.outcome.split(":")[0]).inc()
         if turn.abstained:
             self.metrics.abstentions.inc()
+        if turn.asr_batch:
+            self.metrics.asr_batch.observe(turn.asr_batch)
         for stage, name in _STAGE_FIELDS.items():
             value = getattr(turn, name)
             if value is not None:

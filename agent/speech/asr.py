@@ -9,6 +9,10 @@ way: the decoder reads the utterance again and again before it ends. So the guar
 capped at a length tied to the audio's duration, a transcript that is one phrase repeated keeps the
 phrase once, and when the cap is hit or the text still compresses like a loop, the utterance is
 decoded again the faster-whisper way, in the full window (with its temperature fallback).
+
+When several calls end their turns together, their utterances queue for the model; whoever gets a replica
+next decodes every queued utterance with the same prompt in one batch (one encode and one generate over
+the stacked windows), which costs far less than decoding them one after another.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import re
 import threading
 import time
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from faster_whisper import WhisperModel
@@ -57,6 +61,8 @@ class Transcript:
     """Mel frames the encoder saw (100 a second)."""
     fallback: str = ""
     """Why the full 30 s window was used after the short one ('' when it was not)."""
+    batch: int = 1
+    """Utterances decoded together with this one (1: alone)."""
 
 
 def window_frames(samples: int, minimum: int = MIN_WINDOW) -> int:
@@ -85,6 +91,18 @@ def strip_repeats(text: str) -> tuple[str, bool]:
     return text, False
 
 
+@dataclass(eq=False)
+class _Request:
+    """One utterance waiting for the model, and what became of it."""
+
+    audio: np.ndarray
+    prompt: str | None
+    frames: int
+    asked: float = field(default_factory=time.perf_counter)
+    done: bool = False
+    result: Transcript | BaseException | None = None
+
+
 def compression_ratio(text: str) -> float:
     raw = text.encode("utf-8")
     return len(raw) / len(zlib.compress(raw)) if raw else 1.0
@@ -95,9 +113,11 @@ class Transcriber:
 
     def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
                  language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None,
-                 min_window: int = MIN_WINDOW) -> None:
-        """`min_window`: the shortest encoder window in mel frames (FULL_WINDOW: always Whisper's 30 s)."""
+                 min_window: int = MIN_WINDOW, max_batch: int = 8) -> None:
+        """`min_window`: the shortest encoder window in mel frames (FULL_WINDOW: always Whisper's 30 s);
+        `max_batch`: the most queued utterances decoded together (1: one at a time)."""
         self.model = model
+        self._max_batch = max_batch
         self._beam_size = beam_size
         self._min_window = min_window
         # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
@@ -109,49 +129,91 @@ class Transcriber:
         self._language = language if multilingual else "en"
         self._tokenizer = Tokenizer(self._whisper.hf_tokenizer, multilingual, task="transcribe",
                                     language=language if multilingual else None)
-        # CTranslate2 would queue excess decodes anyway; the semaphore makes that wait measurable.
-        self.lock = threading.BoundedSemaphore(workers)
+        # Utterances wait here for a free replica (so the wait is measurable, and so a whole queue can be
+        # decoded in one batch by whoever gets the next one).
+        self._ready = threading.Condition()
+        self._free = workers
+        self._pending: list[_Request] = []
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> Transcript:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
-        audio = audio.astype(np.float32, copy=False)
-        asked = time.perf_counter()
-        with self.lock:
-            started = time.perf_counter()
-            frames = window_frames(len(audio), self._min_window)
-            if frames < FULL_WINDOW:
-                transcript = self._decode_window(audio, prompt, frames)
-                reason = self._suspect(transcript, len(audio) / SAMPLE_RATE)
-                if reason:
-                    transcript = self._decode_full(audio, prompt, reason)
-            else:
-                transcript = self._decode_full(audio, prompt, "")
-            finished = time.perf_counter()
-        return replace(transcript, queue_s=started - asked, decode_s=finished - started)
+        request = _Request(audio.astype(np.float32, copy=False), prompt, window_frames(len(audio), self._min_window))
+        with self._ready:
+            self._pending.append(request)
+            while not request.done and self._free == 0:
+                self._ready.wait()
+            batch = [] if request.done else self._take(request)
+            self._free -= bool(batch)
+        if batch:
+            self._decode(batch)
+        if isinstance(request.result, BaseException):
+            raise request.result
+        return request.result
 
-    def _decode_window(self, audio: np.ndarray, prompt: str | None, frames: int) -> Transcript:
+    def _take(self, request: _Request) -> list[_Request]:
+        """`request` and the queued utterances that can share its batch (called holding _ready)."""
+        batch = [request]
+        if request.frames < FULL_WINDOW:
+            batch += [r for r in self._pending if r is not request and r.prompt == request.prompt
+                      and r.frames < FULL_WINDOW][:self._max_batch - 1]
+        self._pending = [r for r in self._pending if r not in batch]
+        return batch
+
+    def _decode(self, batch: list[_Request]) -> None:
+        started = time.perf_counter()
+        try:
+            if batch[0].frames < FULL_WINDOW:
+                results: list = self._decode_windows(batch)
+            else:
+                results = [self._decode_full(batch[0].audio, batch[0].prompt, "")]
+        except BaseException as exc:  # handed to every caller waiting on this batch
+            results = [exc] * len(batch)
+        finished = time.perf_counter()
+        with self._ready:
+            self._free += 1
+            for request, result in zip(batch, results, strict=True):
+                request.done = True
+                request.result = result if isinstance(result, BaseException) else replace(
+                    result, queue_s=started - request.asked, decode_s=finished - started, batch=len(batch))
+            self._ready.notify_all()
+
+    def _decode_windows(self, batch: list[_Request]) -> list[Transcript]:
+        """Short-window decodes of `batch` in one encode and one generate; a decode its guards distrust is
+        done again alone in the full window."""
+        frames = max(r.frames for r in batch)
+        encoded = self._whisper.encode(np.stack([self._features(r.audio, frames) for r in batch]))
+        tokens = self._prompt_tokens(batch[0].prompt)
+        caps = [token_cap(len(r.audio) / SAMPLE_RATE) for r in batch]
+        results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=self._beam_size,
+                                               max_length=len(tokens) + max(caps), return_scores=True,
+                                               return_no_speech_prob=True, suppress_blank=True)
+        transcripts = []
+        for request, result, cap in zip(batch, results, caps, strict=True):
+            transcript = self._read(result, len(request.audio) / SAMPLE_RATE, cap, frames)
+            reason = self._suspect(transcript)
+            transcripts.append(self._decode_full(request.audio, request.prompt, reason) if reason else transcript)
+        return transcripts
+
+    def _features(self, audio: np.ndarray, frames: int) -> np.ndarray:
         features = self._whisper.feature_extractor(audio)[:, :frames]
         if features.shape[1] < frames:  # the window's tail, as faster-whisper pads its 30 s one
             features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
-        encoded = self._whisper.encode(features)
-        tokens = self._prompt_tokens(prompt)
-        audio_s = len(audio) / SAMPLE_RATE
-        result = self._whisper.model.generate(encoded, [tokens], beam_size=self._beam_size,
-                                              max_length=len(tokens) + token_cap(audio_s), return_scores=True,
-                                              return_no_speech_prob=True, suppress_blank=True)[0]
+        return features
+
+    def _read(self, result, audio_s: float, cap: int, frames: int) -> Transcript:
         ids = result.sequences_ids[0]
         text, repeated = strip_repeats(self._tokenizer.decode([i for i in ids if i < self._tokenizer.eot]).strip())
         # Cut off by the cap while reading the utterance again: the first reading stands. Cut off without a
         # repetition: something else went on too long, and the full window decides.
-        capped = len(ids) >= token_cap(audio_s) and not repeated
+        capped = len(ids) >= cap and not repeated
         return Transcript(text, self._language, audio_s, float(result.no_speech_prob),
                           avg_logprob=float(result.scores[0]), compression_ratio=compression_ratio(text),
                           window_frames=frames, fallback="capped" if capped else "")
 
     @staticmethod
-    def _suspect(transcript: Transcript, audio_s: float) -> str:
+    def _suspect(transcript: Transcript) -> str:
         """Why a short-window decode is not trusted ('' when it is)."""
         if transcript.fallback:
             return transcript.fallback

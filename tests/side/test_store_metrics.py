@@ -122,3 +122,17 @@ def test_declined_and_asked_again_turns_are_the_unanswered_questions(tmp_path):
     assert [(q.text, q.outcome, q.call_id) for q in found] == [("what warren t", "asked again", "id1"),
                                                                ("do you sell pizza", "declined", "id1")]
     assert len(store.unanswered(since=0.0, limit=1)) == 1
+
+
+def test_turns_decoded_in_one_batch_are_counted_by_batch_size(tmp_path):
+    from agent.side.reporter import Reporter
+
+    metrics = Metrics()
+    reporter = Reporter(metrics, SqliteCallStore(tmp_path / "calls.sqlite3"))
+    call = _call()
+    for batch in (1, 3, 3):
+        reporter.turn_done(call, TurnRecord(started=time.time(), outcome="answered", asr_batch=batch))
+    count = metrics.registry.get_sample_value
+    assert count("agent_asr_batch_size_count") == 3
+    assert count("agent_asr_batch_size_bucket", {"le": "1.0"}) == 1
+    assert count("agent_asr_batch_size_bucket", {"le": "3.0"}) == 3

@@ -58,3 +58,34 @@ def test_a_short_window_decode_is_measured_and_matches_the_full_window(models, t
     assert short.window_frames == 1000 and not short.fallback
     assert -1.0 < short.avg_logprob <= 0 and short.compression_ratio < 2.4
     assert word_error_rate(SENTENCE, short.text) <= 0.2, short.text
+
+
+def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch(resolved, tmp_path):
+    import threading
+    import time
+
+    from agent.speech.asr import Transcriber
+
+    transcriber = Transcriber(resolved["asr"], workers=1)
+    sentences = ["What time do you open on Saturday?", "Where are you located?", SENTENCE]
+    audio = [_to_16k(synthesize_caller(tmp_path, s)) for s in sentences]
+    # 35 s of speech needs Whisper's full window: the one replica is busy with it for a while.
+    long_one = np.concatenate([audio[2]] * 12)
+    results: dict[int, object] = {}
+
+    def ask(n: int, pcm: np.ndarray) -> None:
+        results[n] = transcriber.transcribe(pcm)
+
+    threads = [threading.Thread(target=ask, args=(-1, long_one))]
+    threads[0].start()
+    while transcriber._free:  # the long utterance has the replica
+        time.sleep(0.001)
+    threads += [threading.Thread(target=ask, args=(n, a)) for n, a in enumerate(audio)]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results[-1].batch == 1 and results[-1].window_frames == 3000
+    assert [results[n].batch for n in range(3)] == [3, 3, 3]
+    for n, sentence in enumerate(sentences):
+        assert word_error_rate(sentence, results[n].text) <= 0.2, results[n].text
