@@ -98,8 +98,9 @@ class Settings:
     asr_beam_size: int = setting(1, "Whisper beam size (1 = greedy, fastest).", low=1, high=10)
     asr_workers: int = setting(2, "Whisper decodes that may run at once (a model replica each): a decode started "
                                "at a mid-question pause no longer holds up the real one.", low=1, high=8)
-    asr_batch: int = setting(8, "Most utterances Whisper decodes in one batch when several calls end their turns "
-                             "together (1: one at a time).", low=1, high=16)
+    asr_batch: int = setting(1, "Most utterances Whisper decodes in one batch when several calls end their turns "
+                             "together (1: one at a time; on 2 CPU cores batching measured no faster than two "
+                             "replicas decoding side by side, see eval.asr_batch).", low=1, high=16)
     asr_language: str = setting("en", "Language spoken by callers (ISO code; ignored by .en models).")
     tts_model: str = setting("piper-en_US-joe-medium", "Piper voice: manifest name or Piper voice name.")
     tts_model_path: Path | None = setting(None, "Piper .onnx voice file (with .onnx.json beside it).")

@@ -113,11 +113,11 @@ class Transcriber:
 
     def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
                  language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None,
-                 min_window: int = MIN_WINDOW, max_batch: int = 8) -> None:
+                 min_window: int = MIN_WINDOW, max_batch: int = 1) -> None:
         """`min_window`: the shortest encoder window in mel frames (FULL_WINDOW: always Whisper's 30 s);
         `max_batch`: the most queued utterances decoded together (1: one at a time)."""
         self.model = model
-        self._max_batch = max_batch
+        self._max_batch, self._workers = max_batch, workers
         self._beam_size = beam_size
         self._min_window = min_window
         # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
@@ -156,8 +156,11 @@ class Transcriber:
         """`request` and the queued utterances that can share its batch (called holding _ready)."""
         batch = [request]
         if request.frames < FULL_WINDOW:
-            batch += [r for r in self._pending if r is not request and r.prompt == request.prompt
-                      and r.frames < FULL_WINDOW][:self._max_batch - 1]
+            alike = [r for r in self._pending if r is not request and r.prompt == request.prompt
+                     and r.frames < FULL_WINDOW]
+            # A fair share of the queue: the other replicas, as they come free, take the rest.
+            share = -(-(len(alike) + 1) // self._workers)
+            batch += alike[:min(share, self._max_batch) - 1]
         self._pending = [r for r in self._pending if r not in batch]
         return batch
 
