@@ -47,8 +47,9 @@ class StreamResampler:
     def __init__(self, in_rate: int, out_rate: int) -> None:
         self.in_rate = in_rate
         self.out_rate = out_rate
-        # Float inside: soxr dithers int16 output with noise seeded per process, so the same call heard twice
-        # reached Whisper as two different signals (and was now and then transcribed differently).
+        # Float inside: soxr's own int16 output, fed frame by frame, differed from process to process in the
+        # last bit or two, so the same call reached Whisper as a different signal on every run (and a marginal
+        # sentence was now and then transcribed differently).
         self._stream = soxr.ResampleStream(in_rate, out_rate, 1, dtype="float32", quality="HQ")
 
     def push(self, pcm: np.ndarray) -> np.ndarray:

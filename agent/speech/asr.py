@@ -10,9 +10,10 @@ capped at a length tied to the audio's duration, a transcript that is one phrase
 phrase once, and when the cap is hit or the text still compresses like a loop, the utterance is
 decoded again the faster-whisper way, in the full window (with its temperature fallback).
 
-When several calls end their turns together, their utterances queue for the model; whoever gets a replica
-next decodes every queued utterance with the same prompt in one batch (one encode and one generate over
-the stacked windows), which costs far less than decoding them one after another.
+When several calls end their turns together, their utterances queue for the model. With `max_batch` > 1
+whoever gets a replica next decodes its share of the queue in one batch (one encode and one generate over
+the stacked windows); it is off by default because on two cores it measured no faster than two replicas
+decoding side by side (eval.asr_batch).
 """
 
 from __future__ import annotations
