@@ -72,6 +72,7 @@ def load_8k(path: Path) -> np.ndarray:
 
 
 def to_16k(pcm8: np.ndarray) -> np.ndarray:
+    """8 kHz int16 speech as the agent's resampler turns it into 16 kHz float, 20 ms frame by frame."""
     from agent.audio.pcm import StreamResampler, int16_to_float
 
     resampler = StreamResampler(8000, 16000)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.asr import to_16k
 from eval.cases import load_cases
 from eval.hearing import speak
 
@@ -55,7 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
-    from agent.audio.pcm import StreamResampler, int16_to_float
     from agent.models.load import resolve_all
     from agent.speech.asr import Transcriber
 
@@ -64,11 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(n) for n in args.calls.split(",")]
     questions = [c.say for c in load_cases(args.cases) if c.say and c.audio is None][:max(counts)]
     with tempfile.TemporaryDirectory() as folder:
-        utterances = []
-        for question in questions:
-            resampler = StreamResampler(8000, 16000)
-            pcm = speak(question, "slt", Path(folder))
-            utterances.append(int16_to_float(np.concatenate([resampler.push(pcm), resampler.flush()])))
+        utterances = [to_16k(speak(question, "slt", Path(folder))) for question in questions]
     transcribers = {name: Transcriber(model, threads=settings.model_threads, **config)
                     for name, config in CONFIGS.items()}
     for transcriber in transcribers.values():

@@ -48,12 +48,10 @@ def ulaw_encode(pcm: np.ndarray) -> bytes:
 
 def telephone(pcm8: np.ndarray) -> np.ndarray:
     """8 kHz speech as the agent gets it from a PCMU call: μ-law round trip, then 16 kHz float."""
-    from agent.audio.pcm import StreamResampler, int16_to_float
+    from eval.asr import to_16k
     from eval.recording import ulaw_decode
 
-    line = ulaw_decode(ulaw_encode(pcm8))
-    resampler = StreamResampler(8000, 16000)
-    return int16_to_float(np.concatenate([resampler.push(line), resampler.flush()]))
+    return to_16k(ulaw_decode(ulaw_encode(pcm8)))
 
 
 REPEAT_STRETCH = 1.25

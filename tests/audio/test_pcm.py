@@ -25,8 +25,8 @@ def test_stream_resampling_does_not_depend_on_frame_size():
     framed = StreamResampler(8000, 16000)
     by_frames = np.concatenate([framed.push(tone[i:i + 160]) for i in range(0, len(tone), 160)] + [framed.flush()])
     assert len(one_go) == len(by_frames) == 16000
-    # soxr rounds int16 internally per block: identical up to a couple of LSBs
-    assert np.max(np.abs(one_go.astype(int) - by_frames.astype(int))) <= 2
+    # soxr works in float and the rounding to int16 is the resampler's own: the same samples either way
+    assert np.array_equal(one_go, by_frames)
 
 
 def test_stream_resampling_gives_the_same_samples_in_every_process():
@@ -44,5 +44,3 @@ def test_stream_resampling_gives_the_same_samples_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
             for _ in range(4)}
     assert len(runs) == 1
-    whole, framed = runs.pop().split()
-    assert whole == framed
