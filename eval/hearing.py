@@ -73,7 +73,7 @@ def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarr
 
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True) -> list[dict]:
     """Each case as on a call: heard, answered or asked again (then repeated a quarter slower, once)."""
-    from agent.call.clarify import should_ask_again
+    from agent.call.clarify import listen_again, should_ask_again
     from agent.knowledge.memory import CallMemory
 
     memories: dict[str, CallMemory] = {}
@@ -82,15 +82,20 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
         if not case.say:
             continue
         memory = memories.setdefault(case.call, CallMemory())
-        heard, asked_again, stretch = [], False, 1.0
+        heard, asked_again, stretch, second_listen = [], False, 1.0, ""
+        prompt = knowledge.vocabulary_hint() if hint else None
         while True:
             audio = telephone(speak(case.say, voice, folder, stretch))
             started = time.perf_counter()
-            transcript = transcriber.transcribe(audio, knowledge.vocabulary_hint() if hint else None)
+            transcript = transcriber.transcribe(audio, prompt)
             asr_ms = (time.perf_counter() - started) * 1000
             reply = knowledge.draft(memory, transcript.text)
             heard.append(transcript.text)
             if not should_ask_again(transcript, reply, asked_again):
+                break
+            second = listen_again(transcriber, knowledge, memory, audio, prompt)
+            if not second.reply.abstained:
+                transcript, reply, second_listen = second.transcript, second.reply, second.transcript.text
                 break
             asked_again, stretch = True, REPEAT_STRETCH
         knowledge.commit(memory, reply)
@@ -98,6 +103,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
                                                               contains_any(reply.text, case.expect_any))
         rows.append({"id": case.id, "voice": voice, "said": case.say, "heard": heard[0], "asked_again": asked_again,
                      "heard_again": heard[1] if asked_again else None,
+                     "second_listen": second_listen,
                      "question_wer": round(word_error_rate(case.say, heard[0]), 3),
                      "avg_logprob": round(transcript.avg_logprob, 3),
                      "no_speech_prob": round(transcript.no_speech_prob, 3), "evidence": round(reply.evidence, 3),
@@ -116,6 +122,7 @@ def summarize(rows: list[dict]) -> dict:
             "abstain_accuracy": round(sum(r["correct"] for r in out_of_kb) / max(1, len(out_of_kb)), 4),
             "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
             "asked_again": sum(r["asked_again"] for r in rows),
+            "answered_on_second_listen": sum(bool(r["second_listen"]) for r in rows),
             "wrong_answers": sum(r["wrong_answer"] for r in rows),
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
             "asr_p50_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 50)), 1) if rows else None,

@@ -1,23 +1,34 @@
-"""Whether the agent heard a question well enough to answer it, or should ask the caller to repeat it.
+"""Whether the agent heard a question well enough to answer it, or should listen again or ask the caller to
+repeat it.
 
 A misheard key word ("warranty" heard as "what will our empty") leaves the KB with weak evidence, and
 the agent would claim it has no information about something it does know. When Whisper itself was
-unsure of what it heard and the KB found nothing convincing either, the honest reply is to ask again.
-Either signal alone is not enough: a confident transcript with no match is a question the KB cannot
-answer, and an unsure transcript that still matches the KB well was heard well enough. Calibrated with
-eval.hearing on the bundled cases in three voices (see README).
+unsure of what it heard and the KB found nothing convincing either, the agent first listens again, more
+carefully: the same audio decoded with beam search, and its words matched by sound against the KB's even
+when they are English words ("grass" for "gas"). If that finds an answer the KB backs, it is given;
+otherwise the honest reply is to ask again. A confident transcript with no match is a question the KB
+cannot answer, and an unsure transcript that still matches the KB well was heard well enough: neither
+is listened to again. Calibrated with eval.hearing on the bundled cases in three voices (see README).
 """
 
 from __future__ import annotations
 
-from agent.knowledge.base import Reply
-from agent.speech.asr import MAX_COMPRESSION, Transcript
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent.knowledge.base import KnowledgeBase, Reply
+from agent.knowledge.memory import CallMemory
+from agent.speech.asr import MAX_COMPRESSION, Transcriber, Transcript
 
 ASK_AGAIN_TEXT = "Sorry, I didn't catch that. Could you say it again?"
 UNSURE_LOGPROB = -0.35
 """Mean token log probability below which Whisper was guessing (clear questions score -0.05 to -0.25)."""
 NO_SPEECH = 0.6
 """Whisper's own no-speech threshold: above it, what was heard may not have been speech at all."""
+CAREFUL_BEAM = 5
+"""Beam width of the second listen: greedy decoding drops or swaps words that a beam keeps ("castle at an"
+for "Castleton" where greedy wrote "car select an")."""
 
 
 def should_ask_again(transcript: Transcript, reply: Reply, asked_just_before: bool) -> bool:
@@ -26,3 +37,17 @@ def should_ask_again(transcript: Transcript, reply: Reply, asked_just_before: bo
     unsure_ears = (transcript.avg_logprob < UNSURE_LOGPROB or transcript.no_speech_prob > NO_SPEECH
                    or transcript.compression_ratio > MAX_COMPRESSION)
     return unsure_ears and reply.abstained and not asked_just_before
+
+
+@dataclass(frozen=True)
+class SecondListen:
+    transcript: Transcript
+    reply: Reply
+    """Abstained when the second listen found nothing the KB backs either: ask again."""
+
+
+def listen_again(transcriber: Transcriber, knowledge: KnowledgeBase, memory: CallMemory, audio: np.ndarray,
+                 prompt: str | None) -> SecondListen:
+    """The careful second listen, before asking the caller to repeat. Blocking: run off the event loop."""
+    transcript = transcriber.transcribe(audio, prompt, beam_size=CAREFUL_BEAM)
+    return SecondListen(transcript, knowledge.draft(memory, transcript.text))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.call.clarify import should_ask_again
+from agent.call.clarify import listen_again, should_ask_again
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
@@ -46,6 +46,11 @@ class Prepared:
     """(stage, error) when a model failed."""
     ask_again: bool = False
     """The question was not heard well enough to answer (see clarify): ask the caller to repeat it."""
+    second_listen: Transcript | None = None
+    """What the careful second listen heard (see clarify), when there was one."""
+    first_heard: Transcript | None = None
+    """What Whisper heard first, when the second listen found the answer instead (`transcript` is then the
+    second listen's)."""
 
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
@@ -57,17 +62,24 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
     try:
+        hint = pipeline.knowledge.vocabulary_hint()
         if prepared.transcript is None:
-            prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio,
-                                                             pipeline.knowledge.vocabulary_hint())
+            prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio, hint)
         if len(prepared.transcript.text.strip(" .?!,")) < 2:
             return prepared
         stage = "answer"
         prepared.reply = await loop.run_in_executor(executor, pipeline.knowledge.draft, memory,
                                                     prepared.transcript.text)
-        prepared.ask_again = should_ask_again(prepared.transcript, prepared.reply, asked_just_before)
-        if prepared.ask_again:
-            return prepared
+        if should_ask_again(prepared.transcript, prepared.reply, asked_just_before):
+            stage = "asr"
+            second = await loop.run_in_executor(executor, listen_again, pipeline.transcriber, pipeline.knowledge,
+                                                memory, audio, hint)
+            prepared.second_listen = second.transcript
+            if second.reply.abstained:
+                prepared.ask_again = True
+                return prepared
+            prepared.first_heard = prepared.transcript
+            prepared.transcript, prepared.reply = second.transcript, second.reply
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
         stage, started = "tts", loop.time()
         prepared.first_audio = await loop.run_in_executor(executor, pipeline.voice.speak,

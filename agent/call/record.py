@@ -32,6 +32,13 @@ class TurnRecord:
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
     """Whisper decoding time."""
+    second_listen: str = ""
+    """'answered' or 'asked again' when Whisper was unsure, the KB found nothing, and the agent listened again
+    (see call.clarify); '' when it did not."""
+    first_heard: str = ""
+    """What Whisper heard first, when the second listen's transcript replaced it."""
+    second_listen_ms: float | None = None
+    """The second listen's decoding time (beam search)."""
     asr_batch: int | None = None
     """Utterances Whisper decoded in one batch with this one (1: alone; several calls ended turns together)."""
     retrieval_ms: float | None = None

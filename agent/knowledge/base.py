@@ -25,7 +25,7 @@ from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
 from agent.knowledge.synonyms import Synonyms, load_groups
-from agent.knowledge.text import tokens
+from agent.knowledge.text import as_asked, tokens
 from agent.knowledge.vocabulary import chunks_hint
 
 RECOVERED_WEIGHT = 0.7
@@ -110,14 +110,15 @@ class KnowledgeBase:
                              Synonyms(self._synonym_groups, texts))
         return self._wording[1], self._wording[2]
 
-    def reworded(self, snapshot: Snapshot, question: str) -> str:
+    def reworded(self, snapshot: Snapshot, question: str, any_word: bool = False) -> str:
         """The question in the KB's own words — callers' synonyms swapped for the KB's, near-homophones put
-        back — or '' when that changes nothing. Searched beside the question, never instead of it."""
+        back — or '' when that changes nothing. Searched beside the question, never instead of it.
+        `any_word`: English words the KB does not use may be near-homophones too (see soundalike)."""
         sound_alikes, synonyms = self._kb_wording(snapshot)
         # Synonyms first: a caller's real word the recogniser's vocabulary lacks ("checkup") must not be
         # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
         text = synonyms.rephrase(question) or question
-        text = sound_alikes.recover(text) or text
+        text = sound_alikes.recover(text, any_word=any_word) or text
         text = synonyms.rephrase(text) or text
         return text if text != question else ""
 
@@ -141,12 +142,13 @@ class KnowledgeBase:
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
         return passages, question_vector, expanded_vector, recovered_vector
 
-    def draft(self, memory: CallMemory, question: str) -> Reply:
+    def draft(self, memory: CallMemory, question: str, any_word: bool = False) -> Reply:
         """Retrieve and choose the answer to `question` without remembering it (a speculative answer
-        may be dropped). Blocking: run off the loop."""
+        may be dropped). `any_word`: see `reworded`. Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
-        query = replace(memory.query(question), recovered=self.reworded(snapshot, question))
+        question = as_asked(question)
+        query = replace(memory.query(question), recovered=self.reworded(snapshot, question, any_word))
         passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query)
         retrieved = time.perf_counter()
         scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,

@@ -95,3 +95,21 @@ def strip_inline_markdown(line: str) -> str:
     line = _EMPHASIS.sub(r"\2", line)
     line = _HTML.sub("", line)
     return line.replace("\\", "")
+
+
+_QUESTION_OPENERS = frozenset("""
+what what's whats when where which who whom whose why how do does did can could will would is are was were should
+shall may might have has am any anything and or so isn't aren't don't doesn't can't won't
+""".split())
+_END_MARKS = re.compile(r"[\s.?!…,;:]+$")
+
+
+def as_asked(text: str) -> str:
+    """The utterance with the end mark its last sentence calls for: '?' after a question, '.' after anything
+    else. Whisper ends the same question with '?', '.' or '...' from one decode to the next, and the embedder
+    scores them differently: near the abstention threshold, enough to decide whether it is answered."""
+    body = _END_MARKS.sub("", text)
+    if not body:
+        return text.strip()
+    last = re.split(r"[.?!]\s+", body)[-1].split()
+    return body + ("?" if last and last[0].lower().strip("\"'") in _QUESTION_OPENERS else ".")

@@ -96,7 +96,9 @@ class SqliteCallStore:
 
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
-        hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence)) if v is not None}
+        hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
+                                     ("second_listen", turn.second_listen), ("first_heard", turn.first_heard))
+                   if v not in (None, "")}
         self._write("INSERT OR REPLACE INTO turns (call_id, n, started, transcript, answer, sources, abstained, "
                     "outcome, latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (call.id, n, turn.started, turn.transcript, " ".join(turn.answer), json.dumps(turn.sources),

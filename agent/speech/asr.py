@@ -99,6 +99,7 @@ class _Request:
     audio: np.ndarray
     prompt: str | None
     frames: int
+    beam_size: int
     asked: float = field(default_factory=time.perf_counter)
     done: bool = False
     result: Transcript | BaseException | None = None
@@ -136,11 +137,13 @@ class Transcriber:
         self._free = workers
         self._pending: list[_Request] = []
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> Transcript:
-        """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms)."""
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None) -> Transcript:
+        """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms); `beam_size` overrides
+        the model's for this utterance (a careful second listen)."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
-        request = _Request(audio.astype(np.float32, copy=False), prompt, window_frames(len(audio), self._min_window))
+        request = _Request(audio.astype(np.float32, copy=False), prompt, window_frames(len(audio), self._min_window),
+                           beam_size or self._beam_size)
         with self._ready:
             self._pending.append(request)
             while not request.done and self._free == 0:
@@ -158,7 +161,7 @@ class Transcriber:
         batch = [request]
         if request.frames < FULL_WINDOW:
             alike = [r for r in self._pending if r is not request and r.prompt == request.prompt
-                     and r.frames < FULL_WINDOW]
+                     and r.beam_size == request.beam_size and r.frames < FULL_WINDOW]
             # A fair share of the queue: the other replicas, as they come free, take the rest.
             share = -(-(len(alike) + 1) // self._workers)
             batch += alike[:min(share, self._max_batch) - 1]
@@ -171,7 +174,7 @@ class Transcriber:
             if batch[0].frames < FULL_WINDOW:
                 results: list = self._decode_windows(batch)
             else:
-                results = [self._decode_full(batch[0].audio, batch[0].prompt, "")]
+                results = [self._decode_full(batch[0], "")]
         except BaseException as exc:  # handed to every caller waiting on this batch
             results = [exc] * len(batch)
         finished = time.perf_counter()
@@ -190,14 +193,14 @@ class Transcriber:
         encoded = self._whisper.encode(np.stack([self._features(r.audio, frames) for r in batch]))
         tokens = self._prompt_tokens(batch[0].prompt)
         caps = [token_cap(len(r.audio) / SAMPLE_RATE) for r in batch]
-        results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=self._beam_size,
+        results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=batch[0].beam_size,
                                                max_length=len(tokens) + max(caps), return_scores=True,
                                                return_no_speech_prob=True, suppress_blank=True)
         transcripts = []
         for request, result, cap in zip(batch, results, caps, strict=True):
             transcript = self._read(result, len(request.audio) / SAMPLE_RATE, cap, frames)
             reason = self._suspect(transcript)
-            transcripts.append(self._decode_full(request.audio, request.prompt, reason) if reason else transcript)
+            transcripts.append(self._decode_full(request, reason) if reason else transcript)
         return transcripts
 
     def _features(self, audio: np.ndarray, frames: int) -> np.ndarray:
@@ -233,10 +236,11 @@ class Transcriber:
             tokens = [self._tokenizer.sot_prev, *hint[-(self._whisper.max_length // 2 - 1):]]
         return [*tokens, *self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
 
-    def _decode_full(self, audio: np.ndarray, prompt: str | None, reason: str) -> Transcript:
+    def _decode_full(self, request: _Request, reason: str) -> Transcript:
+        audio = request.audio
         segments, info = self._whisper.transcribe(
             audio, language=self._language if self._whisper.model.is_multilingual else None,
-            beam_size=self._beam_size, initial_prompt=prompt or None, vad_filter=False,
+            beam_size=request.beam_size, initial_prompt=request.prompt or None, vad_filter=False,
             condition_on_previous_text=False, without_timestamps=True)
         # transcribe() is lazy: decoding happens while the generator is consumed,
         # so it must be consumed here, inside the worker thread.

@@ -31,3 +31,17 @@ def test_what_may_not_have_been_speech_is_asked_again():
 
 def test_the_agent_never_asks_twice_running():
     assert not should_ask_again(heard(-0.9), reply(abstained=True), asked_just_before=True)
+
+
+def test_a_question_greedy_decoding_garbled_is_answered_after_a_careful_second_listen(models, bundled_kb, tmp_path):
+    from agent.call.clarify import listen_again
+    from agent.knowledge.memory import CallMemory
+    from eval.hearing import speak, telephone
+
+    audio = telephone(speak("How far will you travel?", "slt", tmp_path))
+    hint = bundled_kb.vocabulary_hint()
+    first = models.transcriber.transcribe(audio, hint)
+    # The first, greedy listen was unsure and the KB found nothing in what it wrote ("Half our will you travel").
+    assert should_ask_again(first, bundled_kb.draft(CallMemory(), first.text), asked_just_before=False)
+    second = listen_again(models.transcriber, bundled_kb, CallMemory(), audio, hint)
+    assert not second.reply.abstained and "25 miles" in second.reply.text

@@ -83,3 +83,11 @@ def test_a_draft_is_remembered_only_once_committed(bundled_kb):
     assert memory.query("And is there parking?").context == ""
     bundled_kb.commit(memory, reply)
     assert memory.query("And is there parking?").context != ""
+
+
+@pytest.mark.parametrize("question", ["How much do solar panels cost to install on my roof",
+                                      "How far will you travel", "I think I can smell gas in my kitchen"])
+def test_the_answer_does_not_depend_on_how_the_recogniser_ended_the_question(bundled_kb, question):
+    # Whisper writes '?', '.' or nothing for the same question; near the threshold that once decided it.
+    replies = [bundled_kb.draft(CallMemory(), question + end) for end in ("?", ".", "", "...")]
+    assert len({(r.abstained, r.text) for r in replies}) == 1

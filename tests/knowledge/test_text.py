@@ -1,4 +1,4 @@
-from agent.knowledge.text import sentences, strip_inline_markdown, tokens
+from agent.knowledge.text import as_asked, sentences, strip_inline_markdown, tokens
 
 
 def test_times_and_abbreviations_do_not_end_sentences():
@@ -33,3 +33,16 @@ def test_inline_markdown_is_reduced_to_words():
 
 def test_underscores_in_addresses_survive():
     assert strip_inline_markdown("mail help_desk@x.example") == "mail help_desk@x.example"
+
+
+def test_a_question_ends_with_a_question_mark_however_the_recogniser_ended_it():
+    for heard in ("How far will you travel.", "How far will you travel...", "How far will you travel",
+                  "How far will you travel?"):
+        assert as_asked(heard) == "How far will you travel?"
+    assert as_asked("and on Saturday.") == "and on Saturday?"
+
+
+def test_a_statement_ends_with_a_full_stop_and_only_the_last_sentence_decides():
+    assert as_asked("I think I can smell gas in my kitchen?") == "I think I can smell gas in my kitchen."
+    assert as_asked("Can you fix it? It won't drain") == "Can you fix it? It won't drain."
+    assert as_asked(" ... ") == "..."

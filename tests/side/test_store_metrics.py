@@ -136,3 +136,27 @@ def test_turns_decoded_in_one_batch_are_counted_by_batch_size(tmp_path):
     assert count("agent_asr_batch_size_count") == 3
     assert count("agent_asr_batch_size_bucket", {"le": "1.0"}) == 1
     assert count("agent_asr_batch_size_bucket", {"le": "3.0"}) == 3
+
+
+def test_a_second_listen_is_counted_by_result_and_its_first_hearing_kept(tmp_path):
+    from agent.side.reporter import Reporter
+
+    metrics = Metrics()
+    reporter = Reporter(metrics, SqliteCallStore(tmp_path / "reported.sqlite3"))
+    call = _call()
+    answered = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="answered",
+                          second_listen="answered", first_heard="Half our will you travel.", second_listen_ms=410.0)
+    reporter.turn_done(call, answered)
+    reporter.turn_done(call, TurnRecord(started=2.0, transcript="what will our empty", outcome="asked again",
+                                        second_listen="asked again", second_listen_ms=380.0))
+    reporter.turn_done(call, TurnRecord(started=3.0, transcript="do you take cheques", outcome="answered"))
+    count = metrics.registry.get_sample_value
+    assert count("agent_second_listens_total", {"result": "answered"}) == 1
+    assert count("agent_second_listens_total", {"result": "asked again"}) == 1
+    assert count("agent_stage_seconds_count", {"stage": "second_listen"}) == 2
+    store = SqliteCallStore(tmp_path / "calls.sqlite3")
+    store.start_call(call)
+    store.add_turn(call, 1, answered)
+    (turn,) = store.get("id1")["turns"]
+    assert turn["hearing"] == {"second_listen": "answered", "first_heard": "Half our will you travel."}
+    assert turn["latencies_ms"] == {"second_listen_ms": 410.0}
