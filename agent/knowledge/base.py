@@ -110,15 +110,14 @@ class KnowledgeBase:
                              Synonyms(self._synonym_groups, texts))
         return self._wording[1], self._wording[2]
 
-    def reworded(self, snapshot: Snapshot, question: str, any_word: bool = False) -> str:
+    def reworded(self, snapshot: Snapshot, question: str) -> str:
         """The question in the KB's own words — callers' synonyms swapped for the KB's, near-homophones put
-        back — or '' when that changes nothing. Searched beside the question, never instead of it.
-        `any_word`: English words the KB does not use may be near-homophones too (see soundalike)."""
+        back — or '' when that changes nothing. Searched beside the question, never instead of it."""
         sound_alikes, synonyms = self._kb_wording(snapshot)
         # Synonyms first: a caller's real word the recogniser's vocabulary lacks ("checkup") must not be
         # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
         text = synonyms.rephrase(question) or question
-        text = sound_alikes.recover(text, any_word=any_word) or text
+        text = sound_alikes.recover(text) or text
         text = synonyms.rephrase(text) or text
         return text if text != question else ""
 
@@ -142,13 +141,13 @@ class KnowledgeBase:
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
         return passages, question_vector, expanded_vector, recovered_vector
 
-    def draft(self, memory: CallMemory, question: str, any_word: bool = False) -> Reply:
+    def draft(self, memory: CallMemory, question: str) -> Reply:
         """Retrieve and choose the answer to `question` without remembering it (a speculative answer
-        may be dropped). `any_word`: see `reworded`. Blocking: run off the loop."""
+        may be dropped). Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
         question = as_asked(question)
-        query = replace(memory.query(question), recovered=self.reworded(snapshot, question, any_word))
+        query = replace(memory.query(question), recovered=self.reworded(snapshot, question))
         passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query)
         retrieved = time.perf_counter()
         scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,

@@ -7,9 +7,6 @@ vocabulary is the lexicon) — alone, or joined with its neighbours — the KB w
 is within one edit (two for a joined run) and whose spelling is close. The recovered question is
 searched beside the transcript, never instead of it: what the caller said is kept as heard, and a real
 word the KB lacks ("solar") is left alone, so questions the KB cannot answer are still declined.
-
-Whisper also hears a KB word as another English word ("gas" as "grass"). Those are recovered only on a
-second listen (`any_word`), when Whisper was unsure of the question and it found nothing in the KB as heard.
 """
 
 from __future__ import annotations
@@ -26,9 +23,6 @@ _WORD = re.compile(r"[A-Za-z]+")
 MIN_LENGTH = 3
 MAX_RUN = 3
 """Words joined into one candidate ("cast the Lichon" -> "castthelichon" -> Castleton)."""
-MIN_KEY = 3
-"""Shortest Metaphone key of a KB word recovered (and it has more than MIN_LENGTH letters): shorter ones sound
-like too many words. On a second listen, words of MIN_LENGTH letters and keys of two count too: "gas" (KS)."""
 SPELLING = {1: 0.65, MAX_RUN: 0.85}
 """Least Jaro-Winkler similarity of spellings: loose for one word, strict for a joined run."""
 
@@ -38,27 +32,25 @@ class SoundAlikes:
 
     def __init__(self, kb_words: Iterable[str], lexicon: frozenset[str]) -> None:
         self._lexicon = lexicon
-        self._kb_words = {w.lower() for w in kb_words}
         self._by_key: dict[str, set[str]] = defaultdict(set)
-        for word in self._kb_words:
-            if len(word) >= MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
+        for word in {w.lower() for w in kb_words}:
+            if len(word) > MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
                 self._by_key[jellyfish.metaphone(word)].add(word)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], lexicon: frozenset[str]) -> SoundAlikes:
         return cls((w for text in texts for w in _WORD.findall(text)), lexicon)
 
-    def recover(self, question: str, *, any_word: bool = False) -> str:
+    def recover(self, question: str) -> str:
         """The question with its unknown words (or runs around them) replaced by the KB words they sound
-        like; '' when there was nothing to recover. `any_word`: every word the KB does not use is a
-        candidate, English or not."""
+        like; '' when there was nothing to recover."""
         if not self._lexicon:
             return ""
         words = _WORD.findall(question)
         replacements: list[tuple[int, int, str]] = []  # (start, size, KB word), left to right
         for i, word in enumerate(words):
-            if self._unknown(word, any_word) and not (replacements and i < sum(replacements[-1][:2])):
-                match = self._best_run(words, i, short=any_word)
+            if self._unknown(word) and not (replacements and i < sum(replacements[-1][:2])):
+                match = self._best_run(words, i)
                 if match is not None:
                     replacements.append(match)
         if not replacements:
@@ -71,33 +63,28 @@ class SoundAlikes:
             i = start + size
         return " ".join(out + words[i:])
 
-    def _unknown(self, word: str, any_word: bool) -> bool:
-        lower = word.lower()
-        if any_word:
-            return len(word) >= MIN_LENGTH and lower not in self._kb_words and lower not in STOPWORDS
-        return len(word) >= MIN_LENGTH and lower not in self._lexicon
+    def _unknown(self, word: str) -> bool:
+        return len(word) >= MIN_LENGTH and word.lower() not in self._lexicon
 
-    def _best_run(self, words: list[str], at: int, short: bool) -> tuple[int, int, str] | None:
+    def _best_run(self, words: list[str], at: int) -> tuple[int, int, str] | None:
         """The best KB word for a run of up to MAX_RUN words around words[at]: (start, size, word)."""
         best: tuple[float, int, int, str] | None = None
         for size in range(1, MAX_RUN + 1):
             for start in range(max(0, at - size + 1), min(at, len(words) - size) + 1):
                 joined = "".join(words[start:start + size]).lower()
                 allowed, least = (1, SPELLING[1]) if size == 1 else (2, SPELLING[MAX_RUN])
-                for rank, kb_word in self._candidates(joined, allowed, least, short):
+                for rank, kb_word in self._candidates(joined, allowed, least):
                     if best is None or rank > best[0]:
                         best = (rank, start, size, kb_word)
         return best[1:] if best else None
 
-    def _candidates(self, joined: str, allowed: int, least: float, short: bool) -> Iterable[tuple[float, str]]:
+    def _candidates(self, joined: str, allowed: int, least: float) -> Iterable[tuple[float, str]]:
         key = jellyfish.metaphone(joined)
         for kb_key, kb_words in self._by_key.items():
             distance = jellyfish.levenshtein_distance(key, kb_key)
-            if distance > allowed or len(kb_key) < MIN_KEY - short:
+            if distance > allowed or len(kb_key) < 3:
                 continue
             for kb_word in kb_words:
-                if len(kb_word) == MIN_LENGTH and not short:
-                    continue
                 similarity = jellyfish.jaro_winkler_similarity(joined, kb_word)
                 if similarity >= least:
                     yield similarity - 0.1 * distance, kb_word
