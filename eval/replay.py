@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,6 +90,13 @@ def babble_speakers(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
     spoken = [c for c in cases if c.say][-4:]
     return tuple(load_wav(question_audio(c, folder, voice)) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"),
                                                                                  strict=False))
+
+
+def heard_decline(heard: str) -> bool:
+    """Whether the caller heard the agent decline. The scorer hears "the" before "information" in some of
+    Piper's renderings of the phrase (Piper's synthesis is random: each agent start renders it anew)."""
+    text = re.sub(r"\bhave (?:the|any) information\b", "have information", normalize(heard))
+    return any(words in text for words in ABSTAIN_WORDS)
 
 
 def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str,
@@ -196,7 +204,7 @@ def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: 
     case, row = cases[n], _row(cases[n])
     answer_audio = received[last_voiced_tick * 320:end_tick * 320]
     heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
-    abstained = any(w in normalize(heard) for w in ABSTAIN_WORDS)
+    abstained = heard_decline(heard)
     row.update(heard=heard, abstained=abstained, latency_ms=response_latency_ms(last_voiced_tick, voiced),
                correct=abstained if case.expect_abstain else contains_any(heard, case.expect_any))
     if case.barge_in_at_ms is not None:

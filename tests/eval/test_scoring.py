@@ -44,3 +44,12 @@ def test_asterisk_transcripts_skip_comments_and_non_speech():
 
     text = "; Core sounds\n\nactivated: Activated.\nbeep: [this is a simple beep tone]\ndigits/1: One.\nbad line\n"
     assert parse_transcripts(text) == {"activated": "Activated.", "digits/1": "One."}
+
+
+def test_the_decline_counts_as_heard_with_or_without_a_filler_word_the_scorer_added():
+    from eval.replay import heard_decline
+
+    assert heard_decline("Sorry, I don't have information about that.")
+    assert heard_decline("Sorry, I don't have the information about that.")
+    assert not heard_decline("Sorry, I have the information about that right here.")
+    assert not heard_decline("Our office is open Monday to Friday.")
