@@ -81,6 +81,7 @@ class BridgePort(pj.AudioMediaPort):
         self._playout: Playout | None = None
         self._sink: FrameSink | None = None
         self._last_outbound_rms = 0.0
+        self._silence = pj.ByteVector(bytes(FRAME_SAMPLES * 2))
         fmt = pj.MediaFormatAudio()
         fmt.init(pj.PJMEDIA_FORMAT_L16, BRIDGE_RATE, 1, FRAME_MS * 1000, 16)
         self.createPort(name, fmt)
@@ -96,10 +97,14 @@ class BridgePort(pj.AudioMediaPort):
         playout = self._playout
         if playout is None:
             return
-        pcm, _ = playout.pop()
-        self._last_outbound_rms = rms(pcm)
+        pcm, speaking = playout.pop()
         frame.type = pj.PJMEDIA_FRAME_TYPE_AUDIO
-        frame.buf = pj.ByteVector(pcm.tobytes())
+        if speaking:
+            self._last_outbound_rms = rms(pcm)
+            frame.buf = pj.ByteVector(pcm.tobytes())
+        else:  # most ticks of a call: the agent is listening, and the same silent frame goes out
+            self._last_outbound_rms = 0.0
+            frame.buf = self._silence
         frame.size = pcm.nbytes
 
     def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802 - pjsua2 callback name

@@ -1,0 +1,93 @@
+"""What calls cost the agent while nobody speaks: agent CPU per call while the caller is silent, by thread.
+
+Every call costs the agent something on every 20 ms tick, whether or not anyone talks: pjsua's media clock
+calls the call's conference port twice a tick (Python, holding the GIL), the bridge resamples, each frame
+crosses to the event loop, and Silero VAD runs on every 32 ms window. With a question every 20 s this, not
+Whisper, is most of a call's CPU (see eval.load's CPU per turn). Silent callers from eval/rtp_caller.py (one
+process, a few percent of a core) call one agent; its threads are read from /proc before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from eval.agent_process import AgentProcess
+from eval.replay import free_port_block
+from eval.rtp_caller import TICK_S, Script, place_call
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU-seconds (user + system) of each thread of `pid`, summed by thread name."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    by_name: dict[str, float] = defaultdict(float)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = (task / "comm").read_text().strip()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        by_name[name] += (int(fields[11]) + int(fields[12])) / ticks
+    return dict(by_name)
+
+
+def cost(before: dict[str, float], after: dict[str, float], seconds: float, calls: int) -> dict:
+    """Cores the agent used, in all, per call, and per call by thread name (threads named alike are summed);
+    with no calls, what the agent costs doing nothing, by thread."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    cores = sum(spent.values()) / seconds
+    return {"calls": calls, "seconds": round(seconds, 1), "cores": round(cores, 4),
+            "cores_per_call": round(cores / calls, 4) if calls else None,
+            "by_thread": {name: round(cpu / seconds / max(calls, 1), 4)
+                          for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1]) if cpu > 0}}
+
+
+def measure(agent: AgentProcess, calls: int, seconds: float) -> dict:
+    script = Script(ticks=round(seconds / TICK_S))
+
+    async def silent_calls() -> list:
+        return await asyncio.gather(*(place_call("127.0.0.1", agent.sip_port, script) for _ in range(calls)))
+
+    before, started = thread_cpu(agent.process.pid), time.monotonic()
+    results = asyncio.run(silent_calls()) if calls else []
+    if not calls:
+        time.sleep(seconds)
+    elapsed = time.monotonic() - started
+    if any(r.status != 200 for r in results):
+        raise SystemExit(f"a call was refused: {[r.status for r in results]}")
+    return cost(before, thread_cpu(agent.process.pid), elapsed, calls)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.listening", description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", default="0,1,4", help="silent calls at once, one level after another (0: the "
+                        "agent alone; at most 4)")
+    parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--kb", type=Path, default=Path("kb"))
+    args = parser.parse_args(argv)
+
+    from agent import settings as settings_module
+
+    settings = settings_module.parse([], os.environ)
+    with tempfile.TemporaryDirectory(prefix="listening-agent-") as scratch:
+        agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
+                             kb_dir=args.kb.resolve(), max_calls=4, inactivity_s=int(args.seconds) + 60, cpu_target=0,
+                             speech_prerender="true")
+        try:
+            agent.wait_for("speech.prerendered", 1, timeout=600)  # its rendering is not a call's cost
+            for calls in (int(n) for n in args.calls.split(",")):
+                print(json.dumps(measure(agent, calls, args.seconds)), flush=True)
+        finally:
+            agent.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
