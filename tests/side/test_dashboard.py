@@ -67,3 +67,11 @@ def test_a_call_that_did_not_come_over_sip_says_how_it_came():
     browser_call = {**_call(3, NOW - 60, []), "from": "browser:127.0.0.1", "to": "browser", "transport": "webrtc"}
     page = render_dashboard([browser_call, {**CALLS[1], "transport": "sip"}], [], [], NOW)
     assert "browser:127.0.0.1 → browser (webrtc)" in page and "(sip)" not in page
+
+
+def test_a_turn_answered_on_a_second_listen_shows_what_was_heard_first():
+    turn = {**_turn("How far will you travel?", "25 miles.", 700),
+            "hearing": {"second_listen": "answered", "first_heard": "Half our <b>will</b> you travel."}}
+    page = render_dashboard([_call(4, NOW - 60, [turn])], [], [], NOW)
+    assert "first heard as “Half our &lt;b&gt;will&lt;/b&gt; you travel.”, listened again" in page
+    assert "listened again" not in render_dashboard(CALLS, [], [], NOW)
