@@ -30,7 +30,7 @@ class ScriptedTranscriber:
     def __init__(self):
         self.lines = list(SCRIPT)
 
-    def transcribe(self, audio, prompt=None):
+    def transcribe(self, audio, prompt=None, beam_size=None):
         return Transcript(self.lines.pop(0), "en", len(audio) / 16000, 0.01, avg_logprob=-0.1)
 
 

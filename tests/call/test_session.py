@@ -20,7 +20,7 @@ from tests.conftest import synthesize_caller
 
 
 class BrokenTranscriber:
-    def transcribe(self, audio, prompt=None):
+    def transcribe(self, audio, prompt=None, beam_size=None):
         raise RuntimeError("decoder crashed")
 
 
@@ -66,9 +66,9 @@ class FailingVad:
 
 
 class UnsureTranscriber:
-    """Hears something Whisper itself was not sure of (a garbled question)."""
+    """Hears something Whisper itself was not sure of (a garbled question), on a second listen too."""
 
-    def transcribe(self, audio, prompt=None):
+    def transcribe(self, audio, prompt=None, beam_size=None):
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
@@ -118,6 +118,7 @@ def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models
                                                  lambda r: r.turns)
     (turn,) = record.turns
     assert turn.outcome == "asked again" and turn.asr_logprob == -0.9 and turn.evidence < 0.35
+    assert turn.second_listen == "asked again"  # listened again first, and still heard nothing the KB knows
     assert queued >= len(phrases.ask_again) // FRAME_SAMPLES and not turn.answer
 
 
@@ -133,9 +134,9 @@ class CountingTranscriber:
     def __init__(self, transcriber):
         self._transcriber, self.calls = transcriber, 0
 
-    def transcribe(self, audio, prompt=None):
+    def transcribe(self, audio, prompt=None, beam_size=None):
         self.calls += 1
-        return self._transcriber.transcribe(audio, prompt)
+        return self._transcriber.transcribe(audio, prompt, beam_size)
 
 
 class BusyAfterFirst(Executor):
