@@ -20,21 +20,20 @@ from collections import defaultdict
 from pathlib import Path
 
 from eval.agent_process import AgentProcess
+from eval.load import stat_cpu_seconds
 from eval.replay import free_port_block
 from eval.rtp_caller import TICK_S, Script, place_call
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
     """CPU-seconds (user + system) of each thread of `pid`, summed by thread name."""
-    ticks = os.sysconf("SC_CLK_TCK")
     by_name: dict[str, float] = defaultdict(float)
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            name = (task / "comm").read_text().strip()
+            cpu, name = stat_cpu_seconds(task / "stat"), (task / "comm").read_text().strip()
         except FileNotFoundError:  # the thread ended meanwhile
             continue
-        by_name[name] += (int(fields[11]) + int(fields[12])) / ticks
+        by_name[name] += cpu
     return dict(by_name)
 
 
@@ -56,13 +55,13 @@ def measure(agent: AgentProcess, calls: int, seconds: float) -> dict:
         return await asyncio.gather(*(place_call("127.0.0.1", agent.sip_port, script) for _ in range(calls)))
 
     before, started = thread_cpu(agent.process.pid), time.monotonic()
-    results = asyncio.run(silent_calls()) if calls else []
-    if not calls:
+    if calls:
+        results = asyncio.run(silent_calls())
+        if any(r.status != 200 for r in results):
+            raise SystemExit(f"a call was refused: {[r.status for r in results]}")
+    else:
         time.sleep(seconds)
-    elapsed = time.monotonic() - started
-    if any(r.status != 200 for r in results):
-        raise SystemExit(f"a call was refused: {[r.status for r in results]}")
-    return cost(before, thread_cpu(agent.process.pid), elapsed, calls)
+    return cost(before, thread_cpu(agent.process.pid), time.monotonic() - started, calls)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.agent_process import AgentProcess
+from eval.asr import to_16k
 from eval.cases import Case, load_cases
 from eval.hearing import speak
 from eval.replay import free_port_block, kb_hint
@@ -38,10 +39,15 @@ TARGET_P95_MS = 1200.0
 FIRST_QUESTION_S = 6.0  # after the greeting
 
 
+def stat_cpu_seconds(stat: Path) -> float:
+    """CPU seconds (user + system) from a /proc stat file (a process's or one thread's)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def process_usage(pid: int) -> tuple[float, float]:
     """CPU seconds (user + system) and resident memory in MiB of a process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cpu = stat_cpu_seconds(Path(f"/proc/{pid}/stat"))
     rss_pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
     return cpu, rss_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
@@ -157,7 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
-    from agent.audio.pcm import StreamResampler, int16_to_float
     from agent.models.load import resolve_all
     from agent.speech.asr import FULL_WINDOW, Transcriber
 
@@ -166,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     hint = kb_hint(args.kb)
 
     def transcribe(audio8k: np.ndarray) -> str:
-        resampler = StreamResampler(8000, 16000)
-        wide = int16_to_float(np.concatenate([resampler.push(audio8k), resampler.flush()]))
+        wide = to_16k(audio8k)
         return scorer.transcribe(wide, prompt=hint).text if len(wide) else ""
 
     cases, seen_calls = load_cases(args.cases), set()

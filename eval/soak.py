@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.agent_process import AgentProcess
+from eval.asr import to_16k
 from eval.cases import load_cases
 from eval.hearing import speak
 from eval.load import process_usage
@@ -71,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
-    from agent.audio.pcm import StreamResampler, int16_to_float
     from agent.models.load import resolve_all
     from agent.speech.asr import FULL_WINDOW, Transcriber
 
@@ -98,9 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             alive = agent.process.poll() is None
         finally:
             agent.stop()
-    resampler = StreamResampler(8000, 16000)
-    answer_audio = heard[question_end * FRAME:]
-    wide = int16_to_float(np.concatenate([resampler.push(answer_audio), resampler.flush()]))
+    wide = to_16k(heard[question_end * FRAME:])
     answer = scorer.transcribe(wide).text if len(wide) else ""
     answered = [status for status, _ in placed if status == 200]
     missing = [call_id for status, call_id in placed if status == 200 and call_id not in records]

@@ -99,15 +99,14 @@ class Replies:
                 stage = prepared.failed[0]
                 raise prepared.failed[1]
             transcript, reply = prepared.transcript, prepared.reply
-            turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
+            first = prepared.first_heard or transcript  # the asr stage times the first listen
+            turn.asr_queue_ms, turn.asr_ms = first.queue_s * 1000, first.decode_s * 1000
             turn.asr_batch = transcript.batch
             if prepared.second_listen is not None:
                 turn.second_listen = "asked again" if prepared.ask_again else "answered"
                 turn.second_listen_ms = prepared.second_listen.decode_s * 1000
             if prepared.first_heard is not None:
                 turn.first_heard = prepared.first_heard.text
-                turn.asr_queue_ms = prepared.first_heard.queue_s * 1000
-                turn.asr_ms = prepared.first_heard.decode_s * 1000
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if transcript.text:
                 self._leg.said("user", transcript.text)

@@ -144,6 +144,7 @@ def test_a_second_listen_is_counted_by_result_and_its_first_hearing_kept(tmp_pat
     metrics = Metrics()
     reporter = Reporter(metrics, SqliteCallStore(tmp_path / "reported.sqlite3"))
     call = _call()
+    reporter.call_started(call)  # so the reporter's own record writes find their call
     answered = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="answered",
                           second_listen="answered", first_heard="Half our will you travel.", second_listen_ms=410.0)
     reporter.turn_done(call, answered)
