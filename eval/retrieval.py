@@ -42,13 +42,19 @@ def build_knowledge(kb_dir: Path, data_dir: Path, env: dict[str, str]) -> Knowle
     return knowledge
 
 
-def evaluate(knowledge: KnowledgeBase, cases: list[Case]) -> dict:
-    """Run every case in order (one memory per call) and score it."""
+def with_end_mark(question: str, end_mark: str | None) -> str:
+    """The question ended with `end_mark` ('' for none) instead of its own, as a recogniser might write it;
+    unchanged when `end_mark` is None."""
+    return question if end_mark is None else question.rstrip(" .?!") + end_mark
+
+
+def evaluate(knowledge: KnowledgeBase, cases: list[Case], end_mark: str | None = None) -> dict:
+    """Run every case in order (one memory per call) and score it; `end_mark`: see with_end_mark."""
     memories: dict[str, CallMemory] = {}
     rows = []
     for case in cases:
         memory = memories.setdefault(case.call, CallMemory())
-        question = case.say or ""
+        question = with_end_mark(case.say or "", end_mark)
         started = time.perf_counter()
         reply = knowledge.compose(memory, question)
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -109,12 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True, help="cases file (JSON lines)")
     parser.add_argument("--json", type=Path, help="write the full result here")
     parser.add_argument("--calibrate", action="store_true", help="also print the best abstention threshold")
+    parser.add_argument("--end-mark", choices=[".", "?", "none"], help="end every question with this mark "
+                        "(none: no mark) instead of its own, as Whisper writes them")
     args = parser.parse_args(argv)
     cases = load_cases(args.cases)
     env = dict(os.environ)
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
     with tempfile.TemporaryDirectory(prefix="eval-retrieval-") as data_dir:
-        result = evaluate(build_knowledge(args.kb, Path(data_dir), env), cases)
+        end_mark = {"none": ""}.get(args.end_mark, args.end_mark)
+        result = evaluate(build_knowledge(args.kb, Path(data_dir), env), cases, end_mark)
     print_table(result)
     if args.calibrate:
         threshold, balanced = calibrate(result["cases"])

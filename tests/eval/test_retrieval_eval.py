@@ -39,3 +39,11 @@ def test_bench_kb_runs_on_a_small_generated_kb(settings):
     report = json.loads(result.stdout)
     assert report["chunks"] == 40 and report["queries"] == 10 and 0 <= report["recall_at_3"] <= 1
     assert report["query_p50_ms"] > 0 and report["refresh_one_file_median_s"] > 0
+
+
+def test_questions_can_be_asked_with_the_end_mark_a_recogniser_writes():
+    from eval.retrieval import with_end_mark
+
+    assert with_end_mark("Are you open on Sundays?", ".") == "Are you open on Sundays."
+    assert with_end_mark("Tell me about the plan.", "") == "Tell me about the plan"
+    assert with_end_mark("Tell me about the plan.", None) == "Tell me about the plan."
