@@ -2,14 +2,15 @@
 by its KB — without SIP, so a change to hearing can be measured in a minute.
 
     python -m eval.hearing --kb kb --cases eval/cases.jsonl [--voices slt,rms,awb] [--full-window]
-        [--json OUT]
+        [--snr DB [--noise babble|white]] [--json OUT]
 
 Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and back, resampled to
 16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
 vocabulary hint, and answered by the KB (one memory per call group, as on a call); when the agent
 asks the caller to repeat (agent.call.clarify), the question is spoken again a quarter slower. Per
 case: what was heard, the question's WER, the answer and whether it is right, a right refusal, or
-a wrong answer. The
+a wrong answer. With --snr, noise is mixed into the caller's 8 kHz speech before the line, as
+eval.replay's --snr does (babble: four other callers in other voices saying other questions). The
 end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.cases import Case, load_cases
+from eval.noise import Line, mix
 from eval.retrieval import build_knowledge, contains_any
 from eval.scoring import word_error_rate
 
@@ -71,7 +73,22 @@ def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarr
         return np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int16)
 
 
-def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True) -> list[dict]:
+def babble_voices(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
+    """The babble eval.replay mixes in: the last four spoken cases in four voices, here at 8 kHz."""
+    spoken = [c for c in cases if c.say][-4:]
+    return tuple(speak(c.say, voice, folder) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"), strict=False))
+
+
+def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line | None) -> np.ndarray:
+    """What the agent gets when the caller says `text`: spoken, noise mixed in on a noisy `line`, down the line."""
+    pcm8 = speak(text, voice, folder, stretch)
+    if line is not None and line.snr_db is not None:
+        pcm8 = mix(pcm8, line.noise_for(len(pcm8)), line.snr_db)
+    return telephone(pcm8)
+
+
+def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True,
+             line: Line | None = None) -> list[dict]:
     """Each case as on a call: heard, answered or asked again (then repeated a quarter slower, once)."""
     from agent.call.clarify import listen_again, should_ask_again
     from agent.knowledge.memory import CallMemory
@@ -85,7 +102,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
         heard, asked_again, stretch, second_listen = [], False, 1.0, ""
         prompt = knowledge.vocabulary_hint() if hint else None
         while True:
-            audio = telephone(speak(case.say, voice, folder, stretch))
+            audio = caller_audio(case.say, voice, folder, stretch, line)
             started = time.perf_counter()
             transcript = transcriber.transcribe(audio, prompt)
             asr_ms = (time.perf_counter() - started) * 1000
@@ -94,7 +111,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
             if not should_ask_again(transcript, reply, asked_again):
                 break
             second = listen_again(transcriber, knowledge, memory, audio, prompt)
-            if not second.reply.abstained:
+            if second.found:
                 transcript, reply, second_listen = second.transcript, second.reply, second.transcript.text
                 break
             asked_again, stretch = True, REPEAT_STRETCH
@@ -136,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--voices", default=",".join(VOICES))
     parser.add_argument("--full-window", action="store_true", help="decode in Whisper's 30 s window")
     parser.add_argument("--no-hint", action="store_true", help="without the KB's vocabulary as Whisper's prompt")
+    parser.add_argument("--snr", type=float, help="mix noise into the caller's speech at this SNR (dB)")
+    parser.add_argument("--noise", choices=("babble", "white"), default="babble")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -154,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-hearing-") as scratch:
         knowledge = build_knowledge(args.kb, Path(scratch), env)
+        line = None
+        if args.snr is not None:
+            voices = babble_voices(cases, Path(scratch)) if args.noise == "babble" else ()
+            line = Line(args.snr, args.noise, babble_voices=voices)
         for voice in args.voices.split(","):
-            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=not args.no_hint)
+            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=not args.no_hint, line=line)
     for row in rows:
         if not row["correct"] or row["question_wer"] > 0:
             mark = "ok " if row["correct"] else "BAD"

@@ -75,7 +75,7 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
             second = await loop.run_in_executor(executor, listen_again, pipeline.transcriber, pipeline.knowledge,
                                                 memory, audio, hint)
             prepared.second_listen = second.transcript
-            if second.reply.abstained:
+            if not second.found:
                 prepared.ask_again = True
                 return prepared
             prepared.first_heard = prepared.transcript

@@ -1,4 +1,5 @@
-"""Asking again: only when both the ears and the KB were unsure, and never twice running."""
+"""Asking again: only when both the ears and the KB were unsure (or Whisper guessed and the KB only half
+matched the guess), and never twice running."""
 
 from agent.call.clarify import should_ask_again
 from agent.knowledge.base import Reply
@@ -9,8 +10,8 @@ def heard(logprob: float, no_speech: float = 0.01) -> Transcript:
     return Transcript("what will our empty come with", "en", 2.0, no_speech, avg_logprob=logprob)
 
 
-def reply(abstained: bool) -> Reply:
-    return Reply("q", ("...",), (), abstained, 0.2 if abstained else 0.6, (), 1.0, 1.0)
+def reply(abstained: bool, evidence: float | None = None) -> Reply:
+    return Reply("q", ("...",), (), abstained, evidence or (0.2 if abstained else 0.6), (), 1.0, 1.0)
 
 
 def test_an_unsure_transcript_the_kb_cannot_place_is_asked_again():
@@ -23,6 +24,14 @@ def test_a_confident_transcript_the_kb_cannot_answer_is_declined_not_asked_again
 
 def test_an_unsure_transcript_that_still_matches_the_kb_is_answered():
     assert not should_ask_again(heard(-0.7), reply(abstained=False), asked_just_before=False)
+
+
+def test_a_guess_the_kb_only_half_matches_is_asked_again_not_answered():
+    assert should_ask_again(heard(-0.8), reply(abstained=False, evidence=0.4), asked_just_before=False)
+
+
+def test_a_middling_match_is_answered_when_whisper_was_only_unsure_not_guessing():
+    assert not should_ask_again(heard(-0.4), reply(abstained=False, evidence=0.4), asked_just_before=False)
 
 
 def test_what_may_not_have_been_speech_is_asked_again():
@@ -44,4 +53,4 @@ def test_a_question_greedy_decoding_garbled_is_answered_after_a_careful_second_l
     # The first, greedy listen was unsure and the KB found nothing in what it wrote ("Half our will you travel").
     assert should_ask_again(first, bundled_kb.draft(CallMemory(), first.text), asked_just_before=False)
     second = listen_again(models.transcriber, bundled_kb, CallMemory(), audio, hint)
-    assert not second.reply.abstained and "25 miles" in second.reply.text
+    assert second.found and "25 miles" in second.reply.text

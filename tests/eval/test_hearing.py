@@ -21,3 +21,14 @@ def test_a_ulaw_round_trip_keeps_speech_within_its_quantisation_step():
     samples = (np.sin(np.linspace(0, 60, 8000)) * 12000).astype(np.int16)
     back = ulaw_decode(ulaw_encode(samples)).astype(int)
     assert np.all(np.abs(back - samples) <= np.abs(samples) / 16 + 8)
+
+
+def test_a_noisy_line_adds_its_noise_at_the_asked_snr_before_the_line(tmp_path):
+    from eval.hearing import caller_audio
+    from eval.noise import Line, speech_power
+
+    clean = caller_audio("How far will you travel?", "slt", tmp_path, 1.0, None)
+    noisy = caller_audio("How far will you travel?", "slt", tmp_path, 1.0, Line(10.0, "white"))
+    added = noisy - clean
+    assert len(noisy) == len(clean)
+    assert abs(10 * np.log10(speech_power(clean * 32768) / np.mean((added * 32768) ** 2)) - 10.0) < 1.0
