@@ -96,6 +96,9 @@ class Settings:
     asr_compute_type: str = setting("int8", "CTranslate2 compute type for Whisper.",
                                     choices=("int8", "int8_float32", "float32", "default"))
     asr_beam_size: int = setting(1, "Whisper beam size (1 = greedy, fastest).", low=1, high=10)
+    asr_threads: int = setting(1, "Threads each Whisper decode runs on. One: on 2 CPU cores a second thread made "
+                               "tiny.en no faster, and slower beside a call's audio work (eval.asr_threads).",
+                               low=1, high=64)
     asr_workers: int = setting(2, "Whisper decodes that may run at once (a model replica each): a decode started "
                                "at a mid-question pause no longer holds up the real one.", low=1, high=8)
     asr_batch: int = setting(1, "Most utterances Whisper decodes in one batch when several calls end their turns "

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         model = resolve("asr", name, None, settings.models_path, manifest)
         for window in args.windows.split(","):
             frames = {"short": MIN_WINDOW, "full": FULL_WINDOW}.get(window) or int(window)
-            transcriber = Transcriber(model, threads=settings.model_threads, min_window=frames)
+            transcriber = Transcriber(model, threads=settings.asr_threads, min_window=frames)
             row = results[(name, window)] = {"plain": evaluate(transcriber, items, ""),
                                              "kb_hint": evaluate(transcriber, items, hint)}
             for mode, r in row.items():

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [c.say for c in load_cases(args.cases) if c.say and c.audio is None][:max(counts)]
     with tempfile.TemporaryDirectory() as folder:
         utterances = [to_16k(speak(question, "slt", Path(folder))) for question in questions]
-    transcribers = {name: Transcriber(model, threads=settings.model_threads, **config)
+    transcribers = {name: Transcriber(model, threads=settings.asr_threads, **config)
                     for name, config in CONFIGS.items()}
     for transcriber in transcribers.values():
         together(transcriber, utterances[:2])  # first decodes warm the model up
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rows[-1]), flush=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"model": args.model, "threads": settings.model_threads, "rows": rows},
+        args.json.write_text(json.dumps({"model": args.model, "threads": settings.asr_threads, "rows": rows},
                                         indent=2))
     return 0
 

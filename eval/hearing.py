@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
     settings = settings_module.parse([], env)
     model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
-    transcriber = Transcriber(model, threads=settings.model_threads,
+    transcriber = Transcriber(model, threads=settings.asr_threads,
                               **({"min_window": FULL_WINDOW} if args.full_window else {}))
     cases = load_cases(args.cases)
     rows = []

@@ -1,0 +1,105 @@
+"""How many threads should one Whisper decode use? Decode time by thread count, idle and beside a call.
+
+    python -m eval.asr_threads [--threads 1,2] [--busy 0,20] [--voice rms] [--limit N] [--json OUT]
+
+The cases' questions are spoken by a flite voice down eval.hearing's μ-law line and decoded by one
+Transcriber per thread count, alternating which goes first so the machine's own noise falls on each
+alike. With --busy P, another process keeps one core busy P% of every 20 ms tick, as a call's per-frame
+audio work does (eval.listening measured about 11% of a core for one listening call, more with several).
+Prints and writes (--json) decode p50 / p95 / mean per load and thread count, and each one's mean
+against one thread's. The agent's setting is AGENT_ASR_THREADS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.cases import load_cases
+from eval.hearing import caller_audio
+from eval.load import cpu_name
+
+TICK_S = 0.02
+
+
+def keep_busy(percent: float, stop) -> None:
+    """Spin `percent`% of every 20 ms tick, sleep the rest, until `stop` is set."""
+    busy = TICK_S * percent / 100
+    while not stop.is_set():
+        started = time.perf_counter()
+        while time.perf_counter() - started < busy:
+            pass
+        time.sleep(max(0.0, TICK_S - busy))
+
+
+def decode_times(transcribers: dict[int, object], utterances: list[np.ndarray]) -> dict[int, list[float]]:
+    """Milliseconds each utterance took to decode, per thread count, the order alternating per utterance."""
+    times: dict[int, list[float]] = {n: [] for n in transcribers}
+    order = list(transcribers)
+    for i, audio in enumerate(utterances):
+        for n in order if i % 2 == 0 else order[::-1]:
+            times[n].append(transcribers[n].transcribe(audio).decode_s * 1000)
+    return times
+
+
+def measure(transcribers: dict[int, object], utterances: list[np.ndarray], busy: float) -> list[dict]:
+    stop = multiprocessing.get_context("spawn").Event()
+    burner = None
+    if busy > 0:
+        burner = multiprocessing.get_context("spawn").Process(target=keep_busy, args=(busy, stop), daemon=True)
+        burner.start()
+    try:
+        times = decode_times(transcribers, utterances)
+    finally:
+        stop.set()
+        if burner is not None:
+            burner.join(5)
+    base = float(np.mean(times[min(times)]))
+    return [{"busy_pct": busy, "threads": n, "decode_p50_ms": round(float(np.percentile(t, 50)), 1),
+             "decode_p95_ms": round(float(np.percentile(t, 95)), 1), "decode_mean_ms": round(float(np.mean(t)), 1),
+             "mean_vs_fewest_threads": round(float(np.mean(t)) / base, 3), "utterances": len(t)}
+            for n, t in times.items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.asr_threads", description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts to compare")
+    parser.add_argument("--busy", default="0,20", help="comma-separated percentages of a core kept busy")
+    parser.add_argument("--cases", type=Path, default=Path("eval/cases.jsonl"))
+    parser.add_argument("--voice", default="rms")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+
+    from agent import settings as settings_module
+    from agent.models.load import resolve_all
+    from agent.speech.asr import Transcriber
+
+    settings = settings_module.parse([], os.environ)
+    model = resolve_all(settings)["asr"]
+    questions = [c.say for c in load_cases(args.cases) if c.say][:args.limit]
+    with tempfile.TemporaryDirectory(prefix="eval-asr-threads-") as folder:
+        utterances = [caller_audio(q, args.voice, Path(folder), 1.0, None) for q in questions]
+    transcribers = {int(n): Transcriber(model, threads=int(n)) for n in args.threads.split(",")}
+    decode_times(transcribers, utterances[:2])  # the first decodes warm each model up
+    rows = []
+    for busy in (float(p) for p in args.busy.split(",")):
+        for row in measure(transcribers, utterances, busy):
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"model": model.name, "cpu": cpu_name(), "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
