@@ -51,10 +51,10 @@ def decode_times(transcribers: dict[int, object], utterances: list[np.ndarray]) 
 
 
 def measure(transcribers: dict[int, object], utterances: list[np.ndarray], busy: float) -> list[dict]:
-    stop = multiprocessing.get_context("spawn").Event()
-    burner = None
+    spawn = multiprocessing.get_context("spawn")
+    stop, burner = spawn.Event(), None
     if busy > 0:
-        burner = multiprocessing.get_context("spawn").Process(target=keep_busy, args=(busy, stop), daemon=True)
+        burner = spawn.Process(target=keep_busy, args=(busy, stop), daemon=True)
         burner.start()
     try:
         times = decode_times(transcribers, utterances)
