@@ -85,7 +85,8 @@ def question_audio(case: Case, folder: Path, voice: str, line: Line | None = Non
 
 
 def babble_speakers(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
-    """Four other callers saying other questions (in other voices), for babble noise."""
+    """Four other callers saying other questions, for babble noise: the four flite voices, the caller's own among
+    them (babble without it was tried and was harder for tiny.en, not easier)."""
     folder.mkdir(parents=True, exist_ok=True)
     spoken = [c for c in cases if c.say][-4:]
     return tuple(load_wav(question_audio(c, folder, voice)) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"),
