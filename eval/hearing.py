@@ -10,7 +10,7 @@ vocabulary hint, and answered by the KB (one memory per call group, as on a call
 asks the caller to repeat (agent.call.clarify), the question is spoken again a quarter slower. Per
 case: what was heard, the question's WER, the answer and whether it is right, a right refusal, or
 a wrong answer. With --snr, noise is mixed into the caller's 8 kHz speech before the line, as
-eval.replay's --snr does (babble: four other callers in other voices saying other questions). The
+eval.replay's --snr does (babble: four other callers saying other questions, see eval.noise). The
 end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.cases import Case, load_cases
-from eval.noise import Line, mix
+from eval.noise import Line, babble_talkers, mix
 from eval.retrieval import build_knowledge, contains_any
 from eval.scoring import word_error_rate
 
@@ -74,9 +74,8 @@ def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarr
 
 
 def babble_voices(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
-    """The babble eval.replay mixes in: the last four spoken cases in four voices, here at 8 kHz."""
-    spoken = [c for c in cases if c.say][-4:]
-    return tuple(speak(c.say, voice, folder) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"), strict=False))
+    """The babble eval.replay mixes in (eval.noise.babble_talkers), here at 8 kHz."""
+    return tuple(speak(c.say, voice, folder) for c, voice in babble_talkers(cases))
 
 
 def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line | None) -> np.ndarray:

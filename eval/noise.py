@@ -11,6 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from eval.cases import Case
+
+BABBLE_VOICES = ("kal", "slt", "rms", "awb")
+
+
+def babble_talkers(cases: list[Case]) -> list[tuple[Case, str]]:
+    """Who talks in the babble: the last four spoken cases, each in one of the four flite voices, the caller's
+    own voice among them (babble without it was tried and was harder for tiny.en, not easier)."""
+    return list(zip([c for c in cases if c.say][-4:], BABBLE_VOICES, strict=False))
+
 
 def white(samples: int, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(samples) * 3000).astype(np.float32)

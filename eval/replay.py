@@ -33,7 +33,7 @@ from eval.agent_process import REPO, AgentProcess
 from eval.caller import load_wav, save_wav
 from eval.cases import Case, load_cases
 from eval.diagnosis import agent_turns, join_agent_record
-from eval.noise import Line, mix
+from eval.noise import Line, babble_talkers, mix
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
 from eval.report import summarize, write_reports
 from eval.retrieval import contains_any
@@ -85,12 +85,9 @@ def question_audio(case: Case, folder: Path, voice: str, line: Line | None = Non
 
 
 def babble_speakers(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
-    """Four other callers saying other questions, for babble noise: the four flite voices, the caller's own among
-    them (babble without it was tried and was harder for tiny.en, not easier)."""
+    """The babble talkers' questions (eval.noise.babble_talkers) as 16 kHz audio."""
     folder.mkdir(parents=True, exist_ok=True)
-    spoken = [c for c in cases if c.say][-4:]
-    return tuple(load_wav(question_audio(c, folder, voice)) for c, voice in zip(spoken, ("kal", "slt", "rms", "awb"),
-                                                                                 strict=False))
+    return tuple(load_wav(question_audio(c, folder, voice)) for c, voice in babble_talkers(cases))
 
 
 def heard_decline(heard: str) -> bool:

@@ -11,7 +11,9 @@ def heard(logprob: float, no_speech: float = 0.01) -> Transcript:
 
 
 def reply(abstained: bool, evidence: float | None = None) -> Reply:
-    return Reply("q", ("...",), (), abstained, evidence or (0.2 if abstained else 0.6), (), 1.0, 1.0)
+    if evidence is None:
+        evidence = 0.2 if abstained else 0.6
+    return Reply("q", ("...",), (), abstained, evidence, (), 1.0, 1.0)
 
 
 def test_an_unsure_transcript_the_kb_cannot_place_is_asked_again():

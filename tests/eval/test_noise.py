@@ -1,5 +1,7 @@
 """The noisy line of eval.replay: noise mixed at an exact SNR, and misses given their cause."""
 
+from pathlib import Path
+
 import numpy as np
 
 from eval.diagnosis import miss_cause
@@ -30,3 +32,14 @@ def test_a_miss_is_blamed_on_what_went_wrong():
     assert miss_cause({**base, "agent_heard": "What warranty comes with a new boiler?",
                        "agent_answer": "New boilers come with a 10-year warranty."}) == "scorer"
     assert miss_cause({**base, "agent_outcome": "asked again"}) == "asked again"
+
+
+def test_the_babble_is_the_last_four_spoken_questions_in_four_voices():
+    from eval.cases import Case
+    from eval.noise import babble_talkers
+
+    cases = [Case(f"q{n}", "c", f"question {n}", None, ("answer",), False) for n in range(6)]
+    cases.append(Case("recorded", "c", None, Path("recorded.wav"), ("answer",), False))
+    talkers = babble_talkers(cases)
+    assert [c.id for c, _ in talkers] == ["q2", "q3", "q4", "q5"]
+    assert len({voice for _, voice in talkers}) == 4
