@@ -250,7 +250,8 @@ def hang_up(peer: Peer, case: Case, response: str, host: str, port: int) -> None
 def run(host: str, port: int, cases: int, seed: int, local: int, media_port: int, tcp_every: int,
         only: int | None = None, alive: Callable[[], bool] = lambda: True, rate: float = 20.0) -> dict:
     """Send the cases, at most `rate` a second; returns counts per kind and response, and the first case after
-    which the agent stopped answering (None when it answered every probe)."""
+    which the agent stopped answering (None when it answered every probe) and whether it was still running
+    then (`alive()`: False means it died, True that it lived but did not answer)."""
     statuses: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     numbers = [only] if only is not None else range(cases)
@@ -266,9 +267,11 @@ def run(host: str, port: int, cases: int, seed: int, local: int, media_port: int
         statuses[status] += 1
         if status == "200":
             hang_up(peer, case, finals[0], host, port)
-        if not alive() or options(Peer((host, port), local + 1, "UDP"), host, port) != "200 OK":
+        running = alive()
+        if not running or options(Peer((host, port), local + 1, "UDP"), host, port) != "200 OK":
             return {"cases": number + 1, "statuses": dict(statuses), "kinds": dict(kinds), "failed_at": number,
-                    "failed_kind": case.kind, "failed_payload": case.payload[:4000].decode(errors="replace")}
+                    "failed_kind": case.kind, "agent_alive": running and alive(),
+                    "failed_payload": case.payload[:4000].decode(errors="replace")}
     return {"cases": len(numbers), "statuses": dict(statuses), "kinds": dict(kinds), "failed_at": None}
 
 

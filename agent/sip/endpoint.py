@@ -105,6 +105,8 @@ class SipEndpoint:
         self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._calls: dict[int, SipCall] = {}
+        self._retired: list[SipCall] = []
+        """Ended calls whose pjsua2 objects wait for their id to be free before they are released (see _adopt)."""
         self._ports: list[BridgePort] = []
         self._spare_ports: list[BridgePort] = []
         self._stopping = threading.Event()
@@ -170,6 +172,7 @@ class SipEndpoint:
             try:
                 command = self._commands.get_nowait()
             except queue.Empty:
+                self._release_retired()
                 return
             try:
                 command()
@@ -276,7 +279,7 @@ class SipEndpoint:
         if not self._has_room(len(self._calls)):
             # 503 with Retry-After: a proxy in front (Kamailio's dispatcher) tries another agent at once.
             return self.refuse(account, call_id, Refusal(503, "at capacity"), source)
-        call = self._calls[call_id] = SipCall(account, call_id, self)
+        call = self._adopt(account, call_id)
         try:
             observer = self._new_call(call.make_leg())
         except Exception:  # the app could not set the call up: refuse it, the endpoint goes on
@@ -313,12 +316,29 @@ class SipEndpoint:
         if self._on_refused is not None:
             self._on_refused(refusal)
         if call is None:
-            call = self._calls[call_id] = SipCall(account, call_id, self)  # kept until it is disconnected
+            call = self._adopt(account, call_id)  # kept until it is disconnected
         # Not from inside onIncomingCall: pjsua 2.15 aborts when an INVITE without SDP is refused there
         # (it frees a cloned rdata it never made).
         retry_after = RETRY_AFTER_S if refusal.status == 503 else None
         self.call_soon(lambda: call.reject(refusal.status, retry_after))
         self.firewall.purge()  # the rest of a flood already queued, from a source just cut off
+
+    def _adopt(self, account: AgentAccount, call_id: int) -> SipCall:
+        """The SipCall for pjsua's new call `call_id`. pjsua gives a call's id to the next call as soon as
+        the call is gone, and pjsua2's Call destructor detaches and hangs up whatever call holds its id
+        at that moment: releasing the ended call this one replaces would hang up the new one, and inside
+        onIncomingCall that aborts the process (pjsua2 then frees the INVITE's rdata a second time). So
+        ended calls are retired, and released only once no live call holds their id."""
+        ended = self._calls.get(call_id)
+        if ended is not None:
+            self._retired.append(ended)
+        call = self._calls[call_id] = SipCall(account, call_id, self)
+        return call
+
+    def _release_retired(self) -> None:
+        """Release the retired calls whose id no live call holds (SIP thread, outside pjsua2's callbacks)."""
+        if self._retired:
+            self._retired = [call for call in self._retired if call.isActive()]
 
     def acquire_port(self) -> BridgePort:
         """A conference port for a call: a spare one, or a new one (SIP thread only)."""
@@ -345,8 +365,8 @@ class SipEndpoint:
             call.source = ""
 
         def drop() -> None:
-            if self._calls.get(call_id) is call:  # not a newer call that took the same id
-                del self._calls[call_id]
+            if self._calls.get(call_id) is call:  # not a newer call that took the same id (that retired it)
+                self._retired.append(self._calls.pop(call_id))
 
         self.call_soon(drop)
 
@@ -357,6 +377,7 @@ class SipEndpoint:
             for _ in range(50):  # let the BYEs go out
                 self._endpoint.libHandleEvents(10)
             self._calls.clear()
+            self._retired.clear()
             # Stop the conference clock before releasing ports (see BridgePort).
             self._endpoint.audDevManager().setNoDev()
             self._spare_ports.clear()

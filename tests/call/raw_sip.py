@@ -3,7 +3,9 @@ keeps one dialog's tags and CSeq, and returns the final status of each request."
 
 from __future__ import annotations
 
+import re
 import socket
+import time
 import uuid
 
 from tests.peers import next_ports
@@ -97,3 +99,46 @@ class RawDialog:
                 return reply.split("\r\n", 1)[0]
         except (TimeoutError, ConnectionError):
             return ""
+
+
+class TcpLine:
+    """One TCP connection carrying several dialogs: requests are built as bytes (so a test can send two in one
+    segment), final responses are picked out by Call-ID and method."""
+
+    def __init__(self, port: int) -> None:
+        self.uri = f"sip:agent@127.0.0.1:{port}"
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.local = self.sock.getsockname()[1]
+        self.received = ""
+
+    def request(self, method: str, call_id: str, cseq: int, to: str = "", body: str = "", uri: str = "",
+                branch: str = "") -> bytes:
+        lines = [f"{method} {uri or self.uri} SIP/2.0",
+                 f"Via: SIP/2.0/TCP 127.0.0.1:{self.local};branch={branch or 'z9hG4bK' + uuid.uuid4().hex[:16]}",
+                 "Max-Forwards: 70", f"From: <sip:caller@127.0.0.1:{self.local}>;tag={call_id[:8]}",
+                 to or f"To: <{uri or self.uri}>", f"Call-ID: {call_id}", f"CSeq: {cseq} {method}",
+                 f"Contact: <sip:caller@127.0.0.1:{self.local};transport=tcp>"]
+        lines += ["Content-Type: application/sdp"] if body else []
+        return ("\r\n".join([*lines, f"Content-Length: {len(body)}", "", ""]) + body).encode()
+
+    def final(self, call_id: str, method: str) -> tuple[str, str]:
+        """(status, To header) of the next final response to `method` in call `call_id`; ('', '') if none."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            while (head_end := self.received.find("\r\n\r\n")) >= 0:
+                head = self.received[:head_end]
+                length = int(re.search(r"(?im)^(?:content-length|l):\s*(\d+)", head).group(1))
+                self.received = self.received[head_end + 4 + length:]
+                fields = {k.strip().lower(): v.strip() for k, v in re.findall(r"(?m)^([\w-]+):(.*?)\r?$", head)}
+                if (head.startswith("SIP/2.0 ") and not head.startswith("SIP/2.0 1")  # a final response
+                        and fields.get("call-id") == call_id and fields.get("cseq", "").endswith(method)):
+                    return head[8:11], f"To: {fields['to']}"
+            try:
+                data = self.sock.recv(65535)
+            except (TimeoutError, ConnectionError):
+                data = b""
+            if not data:
+                return "", ""
+            self.received += data.decode(errors="replace")
+        return "", ""
+
