@@ -1,5 +1,6 @@
-"""A raw SIP user agent client over UDP for attack tests: it sends exactly the bytes a test asks for,
-keeps one dialog's tags and CSeq, and returns the final status of each request."""
+"""Raw SIP user agent clients for attack tests: they send exactly the bytes a test asks for. RawDialog keeps
+one UDP dialog's tags and CSeq and returns the final status of each request; TcpLine carries several
+dialogs on one TCP connection."""
 
 from __future__ import annotations
 
@@ -121,6 +122,10 @@ class TcpLine:
         lines += ["Content-Type: application/sdp"] if body else []
         return ("\r\n".join([*lines, f"Content-Length: {len(body)}", "", ""]) + body).encode()
 
+    def send(self, *requests: bytes) -> None:
+        """Send the requests together, in one write."""
+        self.sock.sendall(b"".join(requests))
+
     def final(self, call_id: str, method: str) -> tuple[str, str]:
         """(status, To header) of the next final response to `method` in call `call_id`; ('', '') if none."""
         deadline = time.monotonic() + 5
@@ -141,4 +146,7 @@ class TcpLine:
                 return "", ""
             self.received += data.decode(errors="replace")
         return "", ""
+
+    def close(self) -> None:
+        self.sock.close()
 

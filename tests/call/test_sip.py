@@ -112,29 +112,32 @@ def test_a_call_that_takes_the_id_of_one_hung_up_in_the_same_instant_stays_the_a
     call holds the id: the new call lost its events, and inside onIncomingCall the process aborted)."""
     caller = TcpLine(agent.sip_port)
     sdp = offer(media_port=next_ports()[1])
-    for refused in range(5):  # the ids pjsua hands out go round: some round gives the second call the first's
-        first, second = uuid.uuid4().hex, uuid.uuid4().hex
-        caller.sock.sendall(caller.request("INVITE", first, 1, body=sdp))
-        status, to_first = caller.final(first, "INVITE")
-        assert status == "200"
-        caller.sock.sendall(caller.request("ACK", first, 1, to_first))
-        for _ in range(refused):
-            other, branch = uuid.uuid4().hex, "z9hG4bK" + uuid.uuid4().hex[:16]
-            elsewhere = "sip:agent@elsewhere.example"
-            caller.sock.sendall(caller.request("INVITE", other, 1, body=sdp, uri=elsewhere, branch=branch))
-            status, to_other = caller.final(other, "INVITE")
-            assert status == "404"
-            caller.sock.sendall(caller.request("ACK", other, 1, to_other, uri=elsewhere, branch=branch))
-        # One segment: pjsip reads both before the agent's SIP loop runs its deferred work again.
-        caller.sock.sendall(caller.request("BYE", first, 2, to_first) + caller.request("INVITE", second, 1, body=sdp))
-        assert caller.final(first, "BYE")[0] == "200"
-        status, to_second = caller.final(second, "INVITE")
-        assert status == "200", f"round {refused}: the second call got {status or 'no answer'}"
-        caller.sock.sendall(caller.request("ACK", second, 1, to_second) + caller.request("BYE", second, 2, to_second))
-        assert caller.final(second, "BYE")[0] == "200"
-        deadline = time.monotonic() + 5
-        while not any(e.get("call") == second for e in agent.events("call.ended")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        ended = [e for e in agent.events("call.ended") if e.get("call") == second]
-        assert ended and ended[0]["outcome"] == "caller hung up", f"round {refused}: {ended}"
+    try:
+        for refused in range(5):  # the ids pjsua hands out go round: some round gives the second call the first's
+            first, second = uuid.uuid4().hex, uuid.uuid4().hex
+            caller.send(caller.request("INVITE", first, 1, body=sdp))
+            status, to_first = caller.final(first, "INVITE")
+            assert status == "200"
+            caller.send(caller.request("ACK", first, 1, to_first))
+            for _ in range(refused):
+                other, branch = uuid.uuid4().hex, "z9hG4bK" + uuid.uuid4().hex[:16]
+                elsewhere = "sip:agent@elsewhere.example"
+                caller.send(caller.request("INVITE", other, 1, body=sdp, uri=elsewhere, branch=branch))
+                status, to_other = caller.final(other, "INVITE")
+                assert status == "404"
+                caller.send(caller.request("ACK", other, 1, to_other, uri=elsewhere, branch=branch))
+            # One segment: pjsip reads both before the agent's SIP loop runs its deferred work again.
+            caller.send(caller.request("BYE", first, 2, to_first), caller.request("INVITE", second, 1, body=sdp))
+            assert caller.final(first, "BYE")[0] == "200"
+            status, to_second = caller.final(second, "INVITE")
+            assert status == "200", f"round {refused}: the second call got {status or 'no answer'}"
+            caller.send(caller.request("ACK", second, 1, to_second), caller.request("BYE", second, 2, to_second))
+            assert caller.final(second, "BYE")[0] == "200"
+            deadline = time.monotonic() + 5
+            while not any(e.get("call") == second for e in agent.events("call.ended")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            ended = [e for e in agent.events("call.ended") if e.get("call") == second]
+            assert ended and ended[0]["outcome"] == "caller hung up", f"round {refused}: {ended}"
+    finally:
+        caller.close()
     assert agent.process.poll() is None
