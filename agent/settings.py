@@ -95,7 +95,9 @@ class Settings:
     asr_model_path: Path | None = setting(None, "CTranslate2 Whisper directory; overrides ASR_MODEL.")
     asr_compute_type: str = setting("int8", "CTranslate2 compute type for Whisper.",
                                     choices=("int8", "int8_float32", "float32", "default"))
-    asr_beam_size: int = setting(1, "Whisper beam size (1 = greedy, fastest).", low=1, high=10)
+    asr_beam_size: int = setting(5, "Whisper beam width; every distinct reading of the beam's best is weighed "
+                                 "against the KB (see call.understand). 1: greedy, one reading, fastest.",
+                                 low=1, high=10)
     asr_threads: int = setting(1, "Threads each Whisper decode runs on. One: on 2 CPU cores a second thread made "
                                "tiny.en no faster, and slower beside a call's audio work (eval.asr_threads).",
                                low=1, high=64)

@@ -6,10 +6,13 @@ by its KB — without SIP, so a change to hearing can be measured in a minute.
 
 Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and back, resampled to
 16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
-vocabulary hint, and answered by the KB (one memory per call group, as on a call); when the agent
-asks the caller to repeat (agent.call.clarify), the question is spoken again a quarter slower. Per
-case: what was heard, the question's WER, the answer and whether it is right, a right refusal, or
-a wrong answer. With --snr, noise is mixed into the caller's 8 kHz speech before the line, as
+vocabulary hint (every reading of its beam weighed against the KB), and answered, confirmed or asked
+again as the agent's call core decides (one memory and core per call group, as on a call). The caller
+behaves like a caller (eval.repeats): asked to repeat, it says the question again a quarter slower; asked
+to confirm a topic, it says yes or no as the person who asked would. Per case: every exchange, the first
+listen's WER, the answer and whether it is right, a right refusal, or a wrong answer; in the summary
+`accuracy` (right by the end), `first_try_accuracy`, `wrong_answers`, `asked_again` and `confirmations`.
+With --snr, noise is mixed into the caller's 8 kHz speech before the line, as
 eval.replay's --snr does (babble: four other callers saying other questions, see eval.noise). The
 end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
 """
@@ -86,63 +89,109 @@ def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line
     return telephone(pcm8)
 
 
+MAX_EXCHANGES = 5
+"""Exchanges about one question before the eval gives up on it (the agent bounds its own clarifications)."""
+
+
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True,
              line: Line | None = None) -> list[dict]:
-    """Each case as on a call: heard, answered or asked again (then repeated a quarter slower, once)."""
-    from agent.call.clarify import listen_again, should_ask_again
+    """Each case as on a call, decided by the agent's own call core: heard (every reading of the beam weighed
+    against the KB), then answered, confirmed or asked again; the caller answers a confirmation as the person
+    who asked would (eval.repeats) and repeats the question a quarter slower when asked to."""
+    from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
+    from agent.call.core import CallCore
+    from agent.call.limits import CallLimits
+    from agent.call.understand import read, understand
     from agent.knowledge.memory import CallMemory
+    from eval.repeats import about, reply_to_confirmation
 
-    memories: dict[str, CallMemory] = {}
+    calls: dict[str, tuple[CallMemory, CallCore]] = {}
+    chunks = [c.chunk for c in knowledge.index.snapshot.chunks]
+    prompt = knowledge.vocabulary_hint() if hint else None
     rows = []
     for case in cases:
         if not case.say:
             continue
-        memory = memories.setdefault(case.call, CallMemory())
-        heard, asked_again, stretch, second_listen = [], False, 1.0, ""
-        prompt = knowledge.vocabulary_hint() if hint else None
-        while True:
-            audio = caller_audio(case.say, voice, folder, stretch, line)
+        memory, core = calls.setdefault(case.call, (CallMemory(), CallCore(CallLimits(0.0, 1e9, 1e9, 1e9))))
+        said, stretch, exchanges, confirming, answer = case.say, 1.0, [], None, None
+        while answer is None and len(exchanges) < MAX_EXCHANGES:
+            audio = caller_audio(said, voice, folder, stretch, line)
             started = time.perf_counter()
-            transcript = transcriber.transcribe(audio, prompt)
+            transcript = transcriber.transcribe(audio, prompt, hypotheses=transcriber.beam_size)
             asr_ms = (time.perf_counter() - started) * 1000
-            reply = knowledge.draft(memory, transcript.text)
-            heard.append(transcript.text)
-            if not should_ask_again(transcript, reply, asked_again):
+            understanding = (understand(transcript, read(knowledge, memory, transcript), core.clarified)
+                             if len(transcript.text.strip(" .?!,")) >= 2 else None)
+            reply = understanding.reply if understanding else None
+            outcome, commands = core.heard(
+                understanding.chosen.hypothesis.text if understanding else transcript.text,
+                action=understanding.action if understanding else None,
+                abstained=bool(reply and reply.abstained),
+                chunks=frozenset(s.chunk_id for s in reply.sources) if reply else frozenset())
+            exchanges.append({"said": said, "heard": transcript.text, "outcome": outcome.value,
+                              "chosen": understanding.chosen.hypothesis.text if understanding else "",
+                              "topic": understanding.topic if understanding else "", "asr_ms": round(asr_ms, 1),
+                              "avg_logprob": round(transcript.avg_logprob, 3),
+                              "evidence": round(reply.evidence, 3) if reply else None,
+                              "readings": [[r.hypothesis.text, round(r.hypothesis.avg_logprob, 3),
+                                            round(r.reply.own_evidence, 3), round(r.reply.evidence, 3),
+                                            r.reply.abstained] for r in understanding.readings]
+                              if understanding else []})
+            for command in commands:
+                if isinstance(command, SpeakReply):
+                    answer = confirming.reply if command.confirmed else reply
+                elif isinstance(command, Confirm):
+                    confirming = understanding
+                    said, stretch = reply_to_confirmation(understanding.topic, about(case, chunks)), 1.0
+                elif isinstance(command, Say):  # asked to say the question again
+                    said, stretch = case.say, REPEAT_STRETCH
+            if outcome is TurnOutcome.IGNORED:
                 break
-            second = listen_again(transcriber, knowledge, memory, audio, prompt)
-            if second.found:
-                transcript, reply, second_listen = second.transcript, second.reply, second.transcript.text
-                break
-            asked_again, stretch = True, REPEAT_STRETCH
-        knowledge.commit(memory, reply)
-        correct = reply.abstained if case.expect_abstain else (not reply.abstained and
-                                                              contains_any(reply.text, case.expect_any))
-        rows.append({"id": case.id, "voice": voice, "said": case.say, "heard": heard[0], "asked_again": asked_again,
-                     "heard_again": heard[1] if asked_again else None,
-                     "second_listen": second_listen,
-                     "question_wer": round(word_error_rate(case.say, heard[0]), 3),
-                     "avg_logprob": round(transcript.avg_logprob, 3),
-                     "no_speech_prob": round(transcript.no_speech_prob, 3), "evidence": round(reply.evidence, 3),
-                     "answer": reply.text, "abstained": reply.abstained, "out_of_kb": case.expect_abstain,
-                     "correct": correct, "wrong_answer": not reply.abstained and not correct,
-                     "asr_ms": round(asr_ms, 1), "audio_s": round(transcript.audio_s, 2),
-                     "fallback": transcript.fallback})
+        if answer is not None:
+            knowledge.commit(memory, answer)
+        rows.append(_row(case, voice, exchanges, answer))
     return rows
 
 
+def _row(case: Case, voice: str, exchanges: list[dict], answer) -> dict:
+    answered = answer is not None and not answer.abstained
+    correct = answer is not None and (answer.abstained if case.expect_abstain
+                                      else answered and contains_any(answer.text, case.expect_any))
+    first = exchanges[0]
+    return {"id": case.id, "voice": voice, "said": case.say, "heard": first["heard"], "exchanges": exchanges,
+            "first_try": len(exchanges) == 1 and correct, "asked_again": sum(
+                e["outcome"] in ("asked again", "not confirmed") for e in exchanges),
+            "confirmations": sum(e["outcome"] == "confirming" for e in exchanges),
+            "other_reading": first["chosen"] != first["heard"] and bool(first["chosen"]),
+            "question_wer": round(word_error_rate(case.say, first["heard"]), 3),
+            "avg_logprob": first["avg_logprob"], "evidence": first["evidence"],
+            "answer": answer.text if answer is not None else "", "abstained": answer is None or answer.abstained,
+            "out_of_kb": case.expect_abstain, "correct": correct, "wrong_answer": answered and not correct,
+            "asr_ms": first["asr_ms"]}
+
+
+def _share(rows: list[dict], key: str) -> float:
+    return round(sum(r[key] for r in rows) / max(1, len(rows)), 4)
+
+
 def summarize(rows: list[dict]) -> dict:
+    """`accuracy`: answered right by the end of the exchange (after the caller repeated or confirmed);
+    `first_try_accuracy`: answered right at once; `wrong_answers`: answers whose content is wrong, and out-of-KB
+    questions answered (declines and clarifications are not wrong answers)."""
     answerable = [r for r in rows if not r["out_of_kb"]]
     out_of_kb = [r for r in rows if r["out_of_kb"]]
+    asr = [r["asr_ms"] for r in rows]
     return {"n": len(rows),
-            "answer_accuracy": round(sum(r["correct"] for r in answerable) / max(1, len(answerable)), 4),
-            "abstain_accuracy": round(sum(r["correct"] for r in out_of_kb) / max(1, len(out_of_kb)), 4),
-            "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
-            "asked_again": sum(r["asked_again"] for r in rows),
-            "answered_on_second_listen": sum(bool(r["second_listen"]) for r in rows),
+            "accuracy": _share(answerable, "correct"),
+            "first_try_accuracy": _share(answerable, "first_try"),
+            "abstain_accuracy": _share(out_of_kb, "correct"),
             "wrong_answers": sum(r["wrong_answer"] for r in rows),
+            "asked_again": sum(r["asked_again"] for r in rows),
+            "confirmations": sum(r["confirmations"] for r in rows),
+            "other_reading_chosen": sum(r["other_reading"] for r in rows),
+            "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
-            "asr_p50_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 50)), 1) if rows else None,
-            "asr_p95_ms": round(float(np.percentile([r["asr_ms"] for r in rows], 95)), 1) if rows else None}
+            "asr_p50_ms": round(float(np.percentile(asr, 50)), 1) if asr else None,
+            "asr_p95_ms": round(float(np.percentile(asr, 95)), 1) if asr else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
     settings = settings_module.parse([], env)
     model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
-    transcriber = Transcriber(model, threads=settings.asr_threads,
+    transcriber = Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size,
                               **({"min_window": FULL_WINDOW} if args.full_window else {}))
     cases = load_cases(args.cases)
     rows = []
@@ -179,11 +228,12 @@ def main(argv: list[str] | None = None) -> int:
         for voice in args.voices.split(","):
             rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=not args.no_hint, line=line)
     for row in rows:
-        if not row["correct"] or row["question_wer"] > 0:
-            mark = "ok " if row["correct"] else "BAD"
+        if not row["first_try"] or row["question_wer"] > 0:
+            mark = "ok " if row["correct"] else ("BAD" if row["wrong_answer"] else "-- ")
+            steps = " / ".join(e["outcome"] for e in row["exchanges"])
             print(f"{mark} {row['voice']} {row['id'][:26]:26} wer={row['question_wer']:.2f} "
-                  f"lp={row['avg_logprob']:.2f} ev={row['evidence']:.2f} heard: {row['heard'][:60]!r} -> "
-                  f"{row['answer'][:40]!r}")
+                  f"lp={row['avg_logprob']:.2f} ev={row['evidence'] or 0:.2f} heard: {row['heard'][:50]!r} "
+                  f"[{steps}] -> {row['answer'][:40]!r}")
     summary = {voice: summarize([r for r in rows if r["voice"] == voice]) for voice in args.voices.split(",")}
     summary["all"] = summarize(rows)
     print(json.dumps(summary, indent=2))

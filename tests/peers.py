@@ -57,7 +57,7 @@ def questions(tmp_path_factory):
             "office": make("office", "Where is your office?"),
             "warranty": make("warranty", "What warranty comes with a new boiler?"),
             "goodbye": make("goodbye", "That's all, thanks. Goodbye."),
-            "pizza": make("pizza", "Can I order a large pepperoni pizza?")}
+            "pizza": make("pizza", "Can I order a pizza?")}
 
 
 def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None,

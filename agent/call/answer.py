@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from agent.call.commands import Command, SpeakReply, TurnOutcome
+from agent.call.commands import Command, Confirm, SpeakReply, TurnOutcome
 from agent.call.core import CallCore
 from agent.call.prepare import Pipeline, Prepared, prepare
 from agent.call.record import CallRecord, TurnRecord
@@ -48,6 +48,8 @@ class Replies:
         self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply: asyncio.Task | None = None
         self._cancel = threading.Event()
+        self._confirming: Prepared | None = None
+        """The reply the caller is asked to confirm (spoken on a yes)."""
         self.last = np.zeros(0, dtype=np.int16)
         """The last answer as it was spoken, for * to repeat."""
 
@@ -60,7 +62,7 @@ class Replies:
         self.drop_speculation()
         cancelled = threading.Event()
         task = asyncio.create_task(prepare(self._pipeline, self._memory, pause.audio, cancelled,
-                                           self._core.asked_again, speculative=True))
+                                           self._core.clarified, speculative=True))
         self._speculative = (pause.window, task, cancelled)
 
     def answer(self, utterance: SpeechEnded) -> None:
@@ -71,7 +73,7 @@ class Replies:
             self.drop_speculation()
             self._cancel = threading.Event()
             prepared = asyncio.create_task(prepare(self._pipeline, self._memory, utterance.audio, self._cancel,
-                                                   self._core.asked_again))
+                                                   self._core.clarified))
         # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
         speech_end = asyncio.get_running_loop().time() - utterance.silence_ms / 1000
         self._reply = asyncio.create_task(self._answer(utterance, speech_end, prepared))
@@ -98,31 +100,38 @@ class Replies:
             if prepared.failed is not None:
                 stage = prepared.failed[0]
                 raise prepared.failed[1]
-            transcript, reply = prepared.transcript, prepared.reply
-            first = prepared.first_heard or transcript  # the asr stage times the first listen
-            turn.asr_queue_ms, turn.asr_ms = first.queue_s * 1000, first.decode_s * 1000
+            transcript, reply, understanding = prepared.transcript, prepared.reply, prepared.understanding
+            turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
             turn.asr_batch = transcript.batch
-            if prepared.second_listen is not None:
-                turn.second_listen = "asked again" if prepared.ask_again else "answered"
-                turn.second_listen_ms = prepared.second_listen.decode_s * 1000
-            if prepared.first_heard is not None:
-                turn.first_heard = prepared.first_heard.text
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
-            if transcript.text:
-                self._leg.said("user", transcript.text)
-            if reply is not None:
-                turn.evidence, turn.retrieval_ms, turn.answer_ms = round(reply.evidence, 3), reply.retrieval_ms, \
-                    reply.answer_ms
-            outcome, commands = self._core.heard(transcript.text, answerable=reply is not None,
-                                                 ask_again=prepared.ask_again,
-                                                 abstained=reply is not None and reply.abstained)
+            if understanding is not None:
+                turn.transcript = understanding.chosen.hypothesis.text
+                turn.readings, turn.topic = len(understanding.readings), understanding.topic
+                if understanding.chosen is not understanding.first:
+                    turn.first_heard = understanding.first.hypothesis.text
+            if turn.transcript:
+                self._leg.said("user", turn.transcript)
+            if understanding is not None:  # the KB was asked once for each reading
+                turn.evidence = round(reply.evidence, 3)
+                turn.retrieval_ms = sum(r.reply.retrieval_ms for r in understanding.readings)
+                turn.answer_ms = sum(r.reply.answer_ms for r in understanding.readings)
+            confirming, self._confirming = self._confirming, None
+            outcome, commands = self._core.heard(
+                turn.transcript, action=prepared.action, abstained=reply is not None and reply.abstained,
+                chunks=frozenset(s.chunk_id for s in reply.sources) if reply is not None else frozenset())
             turn.outcome = outcome.value
-            if outcome is not TurnOutcome.IGNORED:
+            if outcome is TurnOutcome.IGNORED:
+                self._confirming = confirming  # a cough does not answer the confirmation
+            else:
                 turn.response_ms = self._response_ms(speech_end)
             for command in commands:
                 if isinstance(command, SpeakReply):
                     stage = "tts"
-                    await self._speak(prepared, turn, cancelled)
+                    await self._speak(confirming if command.confirmed else prepared, turn, cancelled)
+                elif isinstance(command, Confirm):
+                    self._confirming = prepared
+                    self._leg.said("agent", understanding.confirm_text)
+                    self._say(prepared.confirm_audio)
                 else:
                     self._execute([command])
         except asyncio.CancelledError:
@@ -150,7 +159,7 @@ class Replies:
             # Prepared during the pause while the workers were busy, and refused: now it is urgent (a transcript
             # it did make is kept).
             prepared = await asyncio.wait_for(prepare(self._pipeline, self._memory, utterance.audio, cancelled,
-                                                      self._core.asked_again, heard=prepared.transcript),
+                                                      self._core.clarified, heard=prepared.transcript),
                                               self._deadline_s)
         return prepared
 

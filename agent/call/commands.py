@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.call.turns import SpeechEnded, SpeechPaused
 
@@ -27,6 +27,12 @@ class TurnOutcome(enum.StrEnum):
     ANSWERED = "answered"
     """Answered from the knowledge base, or declined (the turn record says which)."""
     ASKED_AGAIN = "asked again"
+    CONFIRMING = "confirming"
+    """The agent asked whether the caller meant a topic ("Are you asking about …?") before answering."""
+    CONFIRMED = "confirmed"
+    """The caller said yes to a confirmation, and heard the answer."""
+    NOT_CONFIRMED = "not confirmed"
+    """The caller said no to a confirmation, and was asked to say the question again."""
     IGNORED = "ignored"
     """Nothing to answer: a cough, a click."""
     INTERRUPTED = "interrupted"
@@ -34,6 +40,31 @@ class TurnOutcome(enum.StrEnum):
     MESSAGE_REQUESTED = "message requested"
     TRANSFER_REQUESTED = "transfer requested"
     MESSAGE_TAKEN = "message taken"
+
+
+class Action(enum.StrEnum):
+    """What the agent makes of a caller's question (see understand)."""
+
+    ANSWER = "answer"
+    """Speak the reply: the KB's answer, or its decline."""
+    CONFIRM = "confirm"
+    """Ask whether the caller means the reply's topic before answering."""
+    ASK_AGAIN = "ask again"
+
+
+@dataclass(frozen=True)
+class Clarified:
+    """The clarifications the question being asked has had already (the core keeps them until it is answered):
+    at most one confirmation and one request to repeat, so no question loops."""
+
+    asked_again: bool = False
+    confirmed: bool = False
+    rejected: frozenset[str] = field(default_factory=frozenset)
+    """Chunk ids of a topic the caller said no to: declined, not offered again."""
+
+
+UNCLARIFIED = Clarified()
+"""A question asked for the first time."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,14 @@ class Answer:
 class SpeakReply:
     """Speak the prepared reply sentence by sentence, and remember it for the next turn."""
 
+    confirmed: bool = False
+    """The reply is the one the caller has just confirmed (prepared in the turn before), not this turn's."""
+
+
+@dataclass(frozen=True)
+class Confirm:
+    """Ask whether the caller means the prepared reply's topic, and keep the reply for a yes."""
+
 
 @dataclass(frozen=True)
 class StartMessage:
@@ -103,4 +142,5 @@ class HangUp:
     outcome: Outcome
 
 
-Command = Say | Interrupt | Speculate | Answer | SpeakReply | StartMessage | EndMessage | Transfer | Goodbye | HangUp
+Command = (Say | Interrupt | Speculate | Answer | SpeakReply | Confirm | StartMessage | EndMessage | Transfer | Goodbye
+           | HangUp)

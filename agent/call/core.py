@@ -13,11 +13,15 @@ hold, DTMF, asking again, offering a message, transfer, endings and time limits 
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 
 from agent.call.commands import (
     LAST_REPLY,
+    UNCLARIFIED,
+    Action,
     Answer,
     Command,
+    Confirm,
     EndMessage,
     Goodbye,
     HangUp,
@@ -32,9 +36,10 @@ from agent.call.commands import (
 )
 from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
-from agent.call.message import OFFER_AFTER_DECLINES, asks_for_message, is_yes
+from agent.call.message import OFFER_AFTER_DECLINES, asks_for_message
 from agent.call.transfer import asks_for_person
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
+from agent.call.yes_no import is_no, is_yes
 
 
 class CallState(enum.Enum):
@@ -88,8 +93,10 @@ class CallCore:
         self._message_offered = False
         """The agent has just offered to take a message: a yes in the next turn takes it."""
         self._declines = 0
-        self.asked_again = False
-        """The last turn asked the caller to repeat it (a repeat is never asked for twice running)."""
+        self.clarified = UNCLARIFIED
+        """How the question being asked has been clarified so far (reset once it is answered)."""
+        self._confirming: frozenset[str] | None = None
+        """The agent has just asked the caller to confirm a topic (these chunks): a yes or a no answers it."""
 
     @property
     def closing(self) -> bool:
@@ -115,13 +122,15 @@ class CallCore:
             self.state = CallState.THINKING
         return [Interrupt(), Answer(turn_event)]
 
-    def heard(self, transcript: str, *, answerable: bool, ask_again: bool,
-              abstained: bool) -> tuple[TurnOutcome, list[Command]]:
-        """The finished turn's transcript, and what preparing its reply found: whether there was anything to
-        answer, whether it was heard well enough (see clarify), and whether the knowledge base declined."""
+    def heard(self, transcript: str, *, action: Action | None, abstained: bool = False,
+              chunks: frozenset[str] = frozenset()) -> tuple[TurnOutcome, list[Command]]:
+        """The finished turn's transcript, and what preparing its reply made of it (see understand): answer,
+        confirm or ask again (None: nothing to answer), whether the reply is the KB's decline, and the chunks
+        it was read from."""
         if self.closing:
             return TurnOutcome.INTERRUPTED, []  # by a goodbye or a hang-up while the reply was prepared
         offered, self._message_offered = self._message_offered, False
+        confirming, self._confirming = self._confirming, None
         what = intent(transcript, message_offered=offered)
         if what is Intent.GOODBYE:
             return TurnOutcome.CALLER_SAID_GOODBYE, self._goodbye(Outcome.CALLER_SAID_GOODBYE, cut=False)
@@ -130,19 +139,43 @@ class CallCore:
             return TurnOutcome.MESSAGE_REQUESTED, [StartMessage()]
         if what is Intent.PERSON:
             return TurnOutcome.TRANSFER_REQUESTED, self._transfer()
-        if not answerable:
+        if confirming is not None and is_yes(transcript):
+            self._speaking()
+            self._answered(abstained=False)
+            return TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)]
+        if confirming is not None and is_no(transcript):
+            self._speaking()
+            self.clarified = replace(self.clarified, asked_again=True, rejected=self.clarified.rejected | confirming)
+            return TurnOutcome.NOT_CONFIRMED, [Say("not_that")]
+        if action is None:
+            self._confirming = confirming  # a cough does not answer the confirmation
             return TurnOutcome.IGNORED, []
-        self.asked_again = ask_again
+        # Anything else after a confirmation is the caller going on: the question said again, or a new one.
+        self._speaking()
+        if action is Action.ASK_AGAIN:
+            # The repeated question is asked afresh, not as a follow-up to a mishearing.
+            self.clarified = replace(self.clarified, asked_again=True)
+            return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+        if action is Action.CONFIRM:
+            self.clarified, self._confirming = replace(self.clarified, confirmed=True), chunks
+            return TurnOutcome.CONFIRMING, [Confirm()]
+        if self._answered(abstained):
+            return TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")]
+        return TurnOutcome.ANSWERED, [SpeakReply()]
+
+    def _speaking(self) -> None:
         if self.state is CallState.THINKING:
             self.state = CallState.SPEAKING
-        if ask_again:
-            # The repeated question is asked afresh, not as a follow-up to a mishearing.
-            return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+
+    def _answered(self, abstained: bool) -> bool:
+        """The question is answered (or declined): the next one starts unclarified. True when this decline is
+        the one after which a message is offered."""
+        self.clarified = UNCLARIFIED
         self._declines += abstained
         if abstained and self._declines == OFFER_AFTER_DECLINES:
             self._message_offered = True
-            return TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")]
-        return TurnOutcome.ANSWERED, [SpeakReply()]
+            return True
+        return False
 
     def message_ended(self) -> None:
         if self.state is CallState.TAKING_MESSAGE:

@@ -18,19 +18,11 @@ OFFER_AFTER_DECLINES = 2
 
 _ASKS = re.compile(r"\b(leave|take|record|pass on|give)\b(\s+\w+){0,3}\s+(a\s+)?messages?\b|\bvoice ?mail\b|"
                    r"\bmessage for\b")
-_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|alright|all right|of course|definitely)\b")
-_YES_MAX_WORDS = 6
 
 
 def asks_for_message(transcript: str) -> bool:
     """"Can I leave a message?", "take a message please", "voicemail"."""
     return bool(_ASKS.search(transcript.lower()))
-
-
-def is_yes(transcript: str) -> bool:
-    """A short yes ("yes please", "sure, go ahead") — the answer to an offer, not a new question."""
-    text = re.sub(r"[^a-z' ]+", " ", transcript.lower()).strip()
-    return bool(text) and len(text.split()) <= _YES_MAX_WORDS and bool(_YES.match(text))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""One caller utterance to everything the agent needs before it can speak: transcript, drafted reply,
-and the first sentence's audio.
+"""One caller utterance to everything the agent needs before it can speak: the readings Whisper heard, what the
+agent makes of them (see understand), the drafted reply, and the first sentence's audio (or the confirmation's).
 
 Made while the end-of-turn hangover runs, so it must be droppable: the reply is drafted against the
 call's memory but not remembered (the session commits it once the turn is really over), and speech
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.call.clarify import listen_again, should_ask_again
+from agent.call.commands import UNCLARIFIED, Action, Clarified
+from agent.call.understand import Understanding, read, understand
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
@@ -37,54 +38,53 @@ class Pipeline:
 @dataclass
 class Prepared:
     transcript: Transcript | None = None
-    reply: Reply | None = None
+    understanding: Understanding | None = None
     """None when there was nothing to answer (a cough, a click)."""
     chunks: list[ReplyChunk] = field(default_factory=list)
     first_audio: np.ndarray | None = None
     tts_first_audio_ms: float | None = None
+    confirm_audio: np.ndarray | None = None
+    """The confirmation ("Are you asking about …?") when the agent confirms before it answers."""
     failed: tuple[str, Exception] | None = None
     """(stage, error) when a model failed."""
-    ask_again: bool = False
-    """The question was not heard well enough to answer (see clarify): ask the caller to repeat it."""
-    second_listen: Transcript | None = None
-    """What the careful second listen heard (see clarify), when there was one."""
-    first_heard: Transcript | None = None
-    """What Whisper heard first, when the second listen found the answer instead (`transcript` is then the
-    second listen's)."""
+
+    @property
+    def reply(self) -> Reply | None:
+        return self.understanding.reply if self.understanding is not None else None
+
+    @property
+    def action(self) -> Action | None:
+        return self.understanding.action if self.understanding is not None else None
 
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
-                  asked_just_before: bool = False, speculative: bool = False,
+                  clarified: Clarified = UNCLARIFIED, speculative: bool = False,
                   heard: Transcript | None = None) -> Prepared:
-    """`heard`: the utterance's transcript when it was already made (a speculative preparation refused after
-    its decode), so it is not decoded again."""
+    """`clarified`: what this question was asked already (see understand); `heard`: the utterance's transcript
+    when it was already made (a speculative preparation refused after its decode), so it is not decoded again."""
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
     try:
-        hint = pipeline.knowledge.vocabulary_hint()
         if prepared.transcript is None:
-            prepared.transcript = await loop.run_in_executor(executor, pipeline.transcriber.transcribe, audio, hint)
+            prepared.transcript = await loop.run_in_executor(
+                executor, lambda: pipeline.transcriber.transcribe(
+                    audio, pipeline.knowledge.vocabulary_hint(), hypotheses=pipeline.transcriber.beam_size))
         if len(prepared.transcript.text.strip(" .?!,")) < 2:
             return prepared
         stage = "answer"
-        prepared.reply = await loop.run_in_executor(executor, pipeline.knowledge.draft, memory,
-                                                    prepared.transcript.text)
-        if should_ask_again(prepared.transcript, prepared.reply, asked_just_before):
-            stage = "asr"
-            second = await loop.run_in_executor(executor, listen_again, pipeline.transcriber, pipeline.knowledge,
-                                                memory, audio, hint)
-            prepared.second_listen = second.transcript
-            if not second.found:
-                prepared.ask_again = True
-                return prepared
-            prepared.first_heard = prepared.transcript
-            prepared.transcript, prepared.reply = second.transcript, second.reply
+        readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript)
+        prepared.understanding = understand(prepared.transcript, readings, clarified)
+        if prepared.action is Action.ASK_AGAIN:
+            return prepared
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
         stage, started = "tts", loop.time()
         prepared.first_audio = await loop.run_in_executor(executor, pipeline.voice.speak,
                                                           prepared.chunks[0].spoken, cancelled)
         prepared.tts_first_audio_ms = (loop.time() - started) * 1000
+        if prepared.action is Action.CONFIRM:
+            prepared.confirm_audio = await loop.run_in_executor(executor, pipeline.voice.speak,
+                                                                prepared.understanding.confirm_text, cancelled)
     except Exception as exc:
         prepared.failed = (stage, exc)
     return prepared

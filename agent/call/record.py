@@ -21,7 +21,7 @@ class TurnRecord:
     sources: list[str] = field(default_factory=list)
     abstained: bool = False
     outcome: str = "pending"
-    """answered, asked again (not heard well enough), interrupted (barge-in or hold), or failed: <stage>."""
+    """A TurnOutcome (answered, asked again, confirming, confirmed, …), or failed: <stage>."""
     asr_logprob: float | None = None
     """Whisper's mean token log probability: how sure it was of the transcript (near 0 is sure)."""
     evidence: float | None = None
@@ -32,13 +32,12 @@ class TurnRecord:
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
     """Whisper decoding time."""
-    second_listen: str = ""
-    """'answered' or 'asked again' when Whisper was unsure, the KB found nothing, and the agent listened again
-    (see call.clarify); '' when it did not."""
     first_heard: str = ""
-    """What Whisper heard first, when the second listen's transcript replaced it."""
-    second_listen_ms: float | None = None
-    """The second listen's decoding time (beam search)."""
+    """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand)."""
+    readings: int | None = None
+    """Distinct readings of the utterance weighed against the KB."""
+    topic: str = ""
+    """What the agent asked the caller to confirm ("the gas safety certificate"), when it did."""
     asr_batch: int | None = None
     """Utterances Whisper decoded in one batch with this one (1: alone; several calls ended turns together)."""
     retrieval_ms: float | None = None

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from agent.audio.pcm import StreamResampler, tone
-from agent.call.clarify import ASK_AGAIN_TEXT
 from agent.call.speech_cache import SpeechCache
+from agent.call.understand import ASK_AGAIN_TEXT, NOT_THAT_TEXT
 from agent.logs import event
 from agent.models.verify import identity
 from agent.speech.tts import Synthesizer
@@ -43,6 +43,8 @@ class Phrases:
     transferring: np.ndarray
     transfer_failed: np.ndarray
     no_transfer: np.ndarray
+    not_that: np.ndarray
+    """After the caller said no to a confirmation: asks for the question again."""
 
 
 class Voice:
@@ -116,4 +118,4 @@ def phrase_texts(greeting: str) -> tuple[str, ...]:
             "Putting you through to a member of the team now.",
             "Sorry, I couldn't put you through. I can take a message instead: just say, leave a message.",
             "I can't put you through to a person on this line, but I can take a message: just say, leave a "
-            "message.")
+            "message.", NOT_THAT_TEXT)

@@ -75,6 +75,8 @@ class ScoredSentence:
     lexical: float
     evidence: float
     """Support for answering with this sentence, compared with the abstention threshold."""
+    own_evidence: float
+    """The same support without the call's context: what the question's own words find here."""
 
 
 def candidates(snapshot: Snapshot, passages: list[Passage]) -> list[Candidate]:
@@ -110,28 +112,35 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
     lead_vector = expanded_vector if query.follow_up and expanded_vector is not None else question_vector
     out = []
     for cand in cands:
-        dense = float(cand.vector @ question_vector)
+        own = float(cand.vector @ question_vector)
         if recovered_vector is not None:
-            dense = max(dense, float(cand.vector @ recovered_vector))
+            own = max(own, float(cand.vector @ recovered_vector))
+        dense = own
         if expanded_vector is not None:
-            dense = (1 - context_share) * dense + context_share * float(cand.vector @ expanded_vector)
+            dense = (1 - context_share) * own + context_share * float(cand.vector @ expanded_vector)
         chunk_dense = float(snapshot.vectors[cand.chunk_index] @ lead_vector)
         sentence_tokens = set(tokens(cand.text))
-        lexical = lexical_overlap(question_tokens, sentence_tokens, snapshot)
+        own_lexical = lexical_overlap(question_tokens, sentence_tokens, snapshot)
         if recovered_tokens:
-            lexical = max(lexical, lexical_overlap(recovered_tokens, sentence_tokens, snapshot))
+            own_lexical = max(own_lexical, lexical_overlap(recovered_tokens, sentence_tokens, snapshot))
+        lexical = own_lexical
         if context_tokens:
-            lexical = (1 - context_share / 2) * lexical + context_share / 2 * lexical_overlap(
+            lexical = (1 - context_share / 2) * own_lexical + context_share / 2 * lexical_overlap(
                 context_tokens, sentence_tokens, snapshot)
         kind = 1.0 if kinds and holds_kind(cand.text, kinds) else 0.0
         on_topic = 1.0 if query.topic and " > ".join(snapshot.chunks[cand.chunk_index].chunk.heading) == query.topic \
             else 0.0
         total = (WEIGHTS["sentence"] * dense + WEIGHTS["chunk"] * chunk_dense + WEIGHTS["lexical"] * lexical
                  + WEIGHTS["kind"] * kind + WEIGHTS["topic"] * on_topic)
-        support = (SUPPORT_WEIGHTS["dense"] * max(dense, chunk_dense) + SUPPORT_WEIGHTS["lexical"] * lexical
-                   + SUPPORT_WEIGHTS["kind"] * kind)
-        out.append(ScoredSentence(cand, total, dense, lexical, support))
+        support = _support(max(dense, chunk_dense), lexical, kind)
+        # The same without the call's context: how well the question's own words are backed here.
+        own_support = _support(max(own, float(snapshot.vectors[cand.chunk_index] @ question_vector)), own_lexical, kind)
+        out.append(ScoredSentence(cand, total, dense, lexical, support, own_support))
     return out
+
+
+def _support(dense: float, lexical: float, kind: float) -> float:
+    return SUPPORT_WEIGHTS["dense"] * dense + SUPPORT_WEIGHTS["lexical"] * lexical + SUPPORT_WEIGHTS["kind"] * kind
 
 
 def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:

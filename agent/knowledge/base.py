@@ -26,6 +26,7 @@ from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
 from agent.knowledge.synonyms import Synonyms, load_groups
 from agent.knowledge.text import as_asked, tokens
+from agent.knowledge.topic import name_topic
 from agent.knowledge.vocabulary import chunks_hint
 
 RECOVERED_WEIGHT = 0.7
@@ -56,10 +57,20 @@ class Reply:
     """What retrieval returned, best first."""
     retrieval_ms: float
     answer_ms: float
+    topic: str = ""
+    """What the answer is about, in a few of the KB's words (knowledge.topic), for a confirmation; '' for a
+    decline."""
+    own_evidence: float = 0.0
+    """The best sentence's support from the question's own words, without the call's context: how readings of
+    one utterance compare, since the context is the same for all of them."""
 
     @property
     def text(self) -> str:
         return " ".join(self.sentences)
+
+    def declined(self) -> Reply:
+        """This reply as the KB's decline (the evidence and passages kept, for the record)."""
+        return replace(self, sentences=(ABSTAIN_TEXT,), sources=(), abstained=True, topic="")
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,8 @@ class KnowledgeBase:
             searches = [lead, SearchQuery(other.vector, other.tokens, 0.5)]
         if recovered_vector is not None:
             searches.append(SearchQuery(recovered_vector, tokens(query.recovered), RECOVERED_WEIGHT))
-        passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget)
+        keep = tuple(snapshot.by_id[c] for c in query.topic_chunks if c in snapshot.by_id)
+        passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget, keep=keep)
         return passages, question_vector, expanded_vector, recovered_vector
 
     def draft(self, memory: CallMemory, question: str) -> Reply:
@@ -153,7 +165,8 @@ class KnowledgeBase:
         scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,
                        recovered_vector)
         chosen = choose(scored)
-        support = max(scored, key=lambda s: s.score).evidence if scored else 0.0
+        best = max(scored, key=lambda s: s.score) if scored else None
+        support = best.evidence if best else 0.0
         if not chosen or support < self.abstain_below:
             reply_sentences, sources, abstained = (ABSTAIN_TEXT,), (), True
         else:
@@ -164,13 +177,16 @@ class KnowledgeBase:
                           snapshot.chunks[s.candidate.chunk_index].chunk.id) for s in chosen))
             abstained = False
         done = time.perf_counter()
+        topic = "" if abstained else name_topic(reply_sentences[0], snapshot.idf)
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
-                     (retrieved - started) * 1000, (done - retrieved) * 1000)
+                     (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
+                     best.own_evidence if best else 0.0)
 
     @staticmethod
     def commit(memory: CallMemory, reply: Reply) -> None:
         """Remember an answer that is being given (follow-up questions build on it)."""
-        memory.add(Turn(reply.question, reply.text, "" if reply.abstained else reply.sources[0].heading))
+        memory.add(Turn(reply.question, reply.text, "" if reply.abstained else reply.sources[0].heading,
+                        tuple(s.chunk_id for s in reply.sources)))
 
     def compose(self, memory: CallMemory, question: str) -> Reply:
         """draft + commit: the answer to `question`, remembered. Blocking: run off the loop."""

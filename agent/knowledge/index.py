@@ -75,6 +75,11 @@ class Snapshot:
         return float(known) if known is not None else None
 
     @cached_property
+    def by_id(self) -> dict[str, int]:
+        """Chunk id -> index into chunks."""
+        return {c.chunk.id: i for i, c in enumerate(self.chunks)}
+
+    @cached_property
     def max_idf(self) -> float:
         return float(max(self.bm25.idf.values())) if self.bm25 is not None and self.bm25.idf else 1.0
 

@@ -25,6 +25,8 @@ class Turn:
     answer: str
     topic: str = ""
     """Heading path of the passage the answer came from ("" when the agent abstained)."""
+    chunks: tuple[str, ...] = ()
+    """Ids of the chunks the answer was read from (none when the agent abstained)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Query:
     """The question refers back, so the context leads; otherwise the question leads and context helps."""
     topic: str = ""
     """Heading path the previous answer came from."""
+    topic_chunks: tuple[str, ...] = ()
+    """Ids of the chunks the previous answer was read from."""
     recovered: str = ""
     """The question in the KB's words: near-homophones put back (soundalike), callers' synonyms swapped
     (synonyms); searched beside it."""
@@ -67,7 +71,7 @@ class CallMemory:
         if self.max_turns == 0:
             return
         half = self.max_chars // 2
-        self.turns.append(Turn(turn.question[:half], turn.answer[:half], turn.topic[:half]))
+        self.turns.append(Turn(turn.question[:half], turn.answer[:half], turn.topic[:half], turn.chunks))
         while len(self.turns) > self.max_turns or (
                 len(self.turns) > 1 and sum(len(t.question) + len(t.answer) for t in self.turns) > self.max_chars):
             self.turns.popleft()
@@ -77,5 +81,7 @@ class CallMemory:
         if not self.turns:
             return Query(question, "", False)
         previous = self.turns[-1]
-        context = " ".join(part for part in (previous.topic, previous.question) if part)
-        return Query(question, context, is_follow_up(question), previous.topic)
+        # The answer says what the call is about in the KB's own words; what was heard may have been misheard
+        # (and still answered right). With no answer given, the question is all there is.
+        context = f"{previous.topic} {previous.answer}" if previous.topic else previous.question
+        return Query(question, context, is_follow_up(question), previous.topic, previous.chunks)

@@ -75,9 +75,11 @@ def _expand(snapshot: Snapshot, index: int, neighbours: int) -> list[int]:
 
 
 def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, neighbours: int = 1,
-           budget_chars: int = 1500, depth: int = 20) -> list[Passage]:
+           budget_chars: int = 1500, depth: int = 20, keep: tuple[int, ...] = ()) -> list[Passage]:
     """Top-k passages for the queries (dense and BM25 rankings of each, fused), expanded with
-    neighbours, deduplicated, within a character budget. The first query's cosine is reported."""
+    neighbours, deduplicated, within a character budget; then the chunks in `keep` that none of them holds,
+    one passage each, whatever the budget (the call's last answer: a follow-up may stay on its topic however
+    it was worded). The first query's cosine is reported."""
     if not snapshot.chunks or not queries:
         return []
     rankings = []
@@ -110,4 +112,10 @@ def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, ne
             path=snapshot.chunks[hit].chunk.path, heading=snapshot.chunks[chosen[0]].chunk.heading,
             chunk_indices=tuple(chosen), text=" ".join(snapshot.chunks[i].chunk.text for i in chosen),
             fused=fused[hit], dense=float(dense_scores[hit]), rank=len(passages)))
+    for index in keep:
+        if index not in taken:
+            taken.add(index)
+            chunk = snapshot.chunks[index].chunk
+            passages.append(Passage(path=chunk.path, heading=chunk.heading, chunk_indices=(index,), text=chunk.text,
+                                    fused=fused.get(index, 0.0), dense=float(dense_scores[index]), rank=len(passages)))
     return passages

@@ -137,11 +137,12 @@ def _calls(calls: list[dict]) -> str:
         for t in c.get("turns", []):
             latency = t.get("latencies_ms", {}).get("response_ms")
             kind = "turn declined" if t.get("abstained") or t.get("outcome") == "asked again" else "turn"
-            first_heard = t.get("hearing", {}).get("first_heard")
+            hearing = t.get("hearing", {})
+            said = t.get("answer") or (f"Are you asking about {hearing['topic']}?" if hearing.get("topic") else "")
             out.append(f"<div class='{kind}'><div class='q'>{escape(t.get('transcript') or '')}</div>"
-                       + (f"<div class='meta'>first heard as “{escape(first_heard)}”, listened again</div>"
-                          if first_heard else "")
-                       + f"<div>{escape(t.get('answer') or '')}</div><div class='meta'>{escape(t.get('outcome', ''))}"
+                       + (f"<div class='meta'>first heard as “{escape(hearing['first_heard'])}”; another reading "
+                          f"of the same words was chosen</div>" if hearing.get("first_heard") else "")
+                       + f"<div>{escape(said)}</div><div class='meta'>{escape(t.get('outcome', ''))}"
                        + (f" · {latency:.0f} ms" if latency is not None else "")
                        + (f" · {escape(', '.join(t['sources']))}" if t.get("sources") else "") + "</div></div>")
         out.append("</details>")

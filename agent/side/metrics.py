@@ -9,11 +9,10 @@ from collections import deque
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-STAGES = ("vad_endpointing", "asr_queue_wait", "asr", "second_listen", "retrieval", "answer", "tts_first_audio",
-          "response")
+STAGES = ("vad_endpointing", "asr_queue_wait", "asr", "retrieval", "answer", "tts_first_audio", "response")
 """Timed stages of a turn. `response` is end of caller speech → first answer audio frame, the number
 a caller feels; `asr_queue_wait` is kept apart so contention for the model cannot hide in `asr`;
-`second_listen` only on turns Whisper was unsure of (see call.clarify)."""
+`retrieval` and `answer` add up the KB's work on every reading of the utterance (see call.understand)."""
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
 
@@ -32,9 +31,9 @@ class Metrics:
         self.messages = Counter("agent_messages", "Messages callers left, by how the recording ended.", ["ended_by"],
                                 registry=r)
         self.transfers = Counter("agent_transfers", "Transfers to a person, by result.", ["result"], registry=r)
-        self.second_listens = Counter("agent_second_listens", "Careful second listens (Whisper unsure, the KB found "
-                                      "nothing), by result: answered, or asked the caller again.", ["result"],
-                                      registry=r)
+        self.readings = Counter("agent_readings_chosen", "Questions by the reading acted on: Whisper's best guess "
+                                "(first) or another of its beam's readings, which the KB backed better (other).",
+                                ["reading"], registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,

@@ -97,7 +97,8 @@ class SqliteCallStore:
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
         hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
-                                     ("second_listen", turn.second_listen), ("first_heard", turn.first_heard))
+                                     ("first_heard", turn.first_heard), ("readings", turn.readings),
+                                     ("topic", turn.topic))
                    if v not in (None, "")}
         self._write("INSERT OR REPLACE INTO turns (call_id, n, started, transcript, answer, sources, abstained, "
                     "outcome, latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

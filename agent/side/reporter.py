@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 _STAGE_FIELDS = {"vad_endpointing": "endpointing_ms", "asr_queue_wait": "asr_queue_ms", "asr": "asr_ms",
                  "retrieval": "retrieval_ms", "answer": "answer_ms", "tts_first_audio": "tts_first_audio_ms",
-                 "second_listen": "second_listen_ms", "response": "response_ms"}
+                 "response": "response_ms"}
 
 
 class Reporter:
@@ -49,8 +49,8 @@ class Reporter:
         self.metrics.turns.labels(turn.outcome.split(":")[0]).inc()
         if turn.abstained:
             self.metrics.abstentions.inc()
-        if turn.second_listen:
-            self.metrics.second_listens.labels(turn.second_listen).inc()
+        if turn.readings:
+            self.metrics.readings.labels("other" if turn.first_heard else "first").inc()
         if turn.asr_batch:
             self.metrics.asr_batch.observe(turn.asr_batch)
         for stage, name in _STAGE_FIELDS.items():

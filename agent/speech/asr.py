@@ -39,6 +39,15 @@ MAX_COMPRESSION = 2.4  # faster-whisper's own threshold for a looping decode
 
 
 @dataclass(frozen=True)
+class Hypothesis:
+    """One reading of an utterance among a beam search's best."""
+
+    text: str
+    avg_logprob: float
+    """Mean log probability of its tokens (Whisper's length-normalised beam score)."""
+
+
+@dataclass(frozen=True)
 class Transcript:
     """What the caller said in one utterance."""
 
@@ -64,6 +73,8 @@ class Transcript:
     """Why the full 30 s window was used after the short one ('' when it was not)."""
     batch: int = 1
     """Utterances decoded together with this one (1: alone)."""
+    hypotheses: tuple[Hypothesis, ...] = ()
+    """The beam's best readings, best first, the first being `text` itself (empty: only one was asked for)."""
 
 
 def window_frames(samples: int, minimum: int = MIN_WINDOW) -> int:
@@ -100,6 +111,7 @@ class _Request:
     prompt: str | None
     frames: int
     beam_size: int
+    hypotheses: int = 1
     asked: float = field(default_factory=time.perf_counter)
     done: bool = False
     result: Transcript | BaseException | None = None
@@ -120,7 +132,7 @@ class Transcriber:
         `max_batch`: the most queued utterances decoded together (1: one at a time)."""
         self.model = model
         self._max_batch, self._workers = max_batch, workers
-        self._beam_size = beam_size
+        self.beam_size = beam_size
         self._min_window = min_window
         # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
         # turns out stale (the caller went on talking) or another call's no longer holds up this one.
@@ -137,13 +149,18 @@ class Transcriber:
         self._free = workers
         self._pending: list[_Request] = []
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None,
+                   hypotheses: int = 1) -> Transcript:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms); `beam_size` overrides
-        the model's for this utterance (a careful second listen)."""
+        the model's for this utterance; `hypotheses` > 1 keeps that many of the beam's best readings (at most
+        the beam's width) in `Transcript.hypotheses`."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
+        beam = beam_size or self.beam_size
+        if not 1 <= hypotheses <= beam:
+            raise ValueError(f"hypotheses must be 1..{beam} (the beam's width), got {hypotheses}")
         request = _Request(audio.astype(np.float32, copy=False), prompt, window_frames(len(audio), self._min_window),
-                           beam_size or self._beam_size)
+                           beam, hypotheses)
         with self._ready:
             self._pending.append(request)
             while not request.done and self._free == 0:
@@ -161,7 +178,8 @@ class Transcriber:
         batch = [request]
         if request.frames < FULL_WINDOW:
             alike = [r for r in self._pending if r is not request and r.prompt == request.prompt
-                     and r.beam_size == request.beam_size and r.frames < FULL_WINDOW]
+                     and (r.beam_size, r.hypotheses) == (request.beam_size, request.hypotheses)
+                     and r.frames < FULL_WINDOW]
             # A fair share of the queue: the other replicas, as they come free, take the rest.
             share = -(-(len(alike) + 1) // self._workers)
             batch += alike[:min(share, self._max_batch) - 1]
@@ -194,6 +212,7 @@ class Transcriber:
         tokens = self._prompt_tokens(batch[0].prompt)
         caps = [token_cap(len(r.audio) / SAMPLE_RATE) for r in batch]
         results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=batch[0].beam_size,
+                                               num_hypotheses=batch[0].hypotheses,
                                                max_length=len(tokens) + max(caps), return_scores=True,
                                                return_no_speech_prob=True, suppress_blank=True)
         transcripts = []
@@ -210,14 +229,18 @@ class Transcriber:
         return features
 
     def _read(self, result, audio_s: float, cap: int, frames: int) -> Transcript:
-        ids = result.sequences_ids[0]
-        text, repeated = strip_repeats(self._tokenizer.decode([i for i in ids if i < self._tokenizer.eot]).strip())
+        readings = [strip_repeats(self._tokenizer.decode([i for i in ids if i < self._tokenizer.eot]).strip())
+                    for ids in result.sequences_ids]
+        text, repeated = readings[0]
         # Cut off by the cap while reading the utterance again: the first reading stands. Cut off without a
         # repetition: something else went on too long, and the full window decides.
-        capped = len(ids) >= cap and not repeated
+        capped = len(result.sequences_ids[0]) >= cap and not repeated
+        hypotheses = tuple(Hypothesis(reading, float(score))
+                           for (reading, _), score in zip(readings, result.scores, strict=True))
         return Transcript(text, self._language, audio_s, float(result.no_speech_prob),
                           avg_logprob=float(result.scores[0]), compression_ratio=compression_ratio(text),
-                          window_frames=frames, fallback="capped" if capped else "")
+                          window_frames=frames, fallback="capped" if capped else "",
+                          hypotheses=hypotheses if len(hypotheses) > 1 else ())
 
     @staticmethod
     def _suspect(transcript: Transcript) -> str:

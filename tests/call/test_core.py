@@ -5,7 +5,10 @@ import pytest
 
 from agent.call.commands import (
     LAST_REPLY,
+    Action,
     Answer,
+    Clarified,
+    Confirm,
     EndMessage,
     Goodbye,
     HangUp,
@@ -31,8 +34,8 @@ def core(inactivity_s=10.0, max_call_s=300.0, dead_call_s=5.0, transfer_digit="0
     return CallCore(CallLimits(0.0, inactivity_s, max_call_s, dead_call_s), transfer_digit, transfer_to)
 
 
-def heard(call: CallCore, words: str, *, answerable=True, ask_again=False, abstained=False):
-    return call.heard(words, answerable=answerable, ask_again=ask_again, abstained=abstained)
+def heard(call: CallCore, words: str, action: Action | None = Action.ANSWER, *, abstained=False, chunks=()):
+    return call.heard(words, action=action, abstained=abstained, chunks=frozenset(chunks))
 
 
 def answered(**settings) -> CallCore:
@@ -69,15 +72,41 @@ def test_a_turn_is_prepared_during_the_pause_and_answered_when_it_ends():
 def test_a_cough_is_not_answered():
     call = answered()
     call.turn(ENDED, agent_speaking=False)
-    assert heard(call, "", answerable=False) == (TurnOutcome.IGNORED, [])
+    assert heard(call, "", None) == (TurnOutcome.IGNORED, [])
 
 
-def test_a_question_not_heard_well_is_asked_again_and_the_flag_lasts_one_turn():
+def test_a_question_not_heard_well_is_asked_again_until_it_is_answered():
     call = answered()
-    assert heard(call, "When are you oven?", ask_again=True) == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
-    assert call.asked_again  # the next turn's reply is prepared knowing it (see clarify: never twice running)
+    assert heard(call, "When are you oven?", Action.ASK_AGAIN) == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
+    assert call.clarified == Clarified(asked_again=True)  # the repeat is prepared knowing it (see understand)
     assert heard(call, "When are you open?") == (TurnOutcome.ANSWERED, [SpeakReply()])
-    assert not call.asked_again
+    assert call.clarified == Clarified()
+
+
+def test_a_confirmed_topic_is_answered_with_the_reply_prepared_before_the_yes():
+    call = answered()
+    assert heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"]) == \
+        (TurnOutcome.CONFIRMING, [Confirm()])
+    assert call.clarified == Clarified(confirmed=True)
+    assert heard(call, "Yes, that's right.", Action.ANSWER, abstained=True) == \
+        (TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)])
+    assert call.clarified == Clarified()
+
+
+def test_a_refused_topic_is_asked_again_and_not_offered_again():
+    call = answered()
+    heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])
+    assert heard(call, "No.", Action.ANSWER, abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+    assert call.clarified == Clarified(asked_again=True, confirmed=True, rejected=frozenset({"c7"}))
+
+
+def test_a_cough_does_not_answer_a_confirmation_and_the_question_said_again_is_a_question():
+    call = answered()
+    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
+    assert heard(call, "", None) == (TurnOutcome.IGNORED, [])
+    assert heard(call, "Yes.") == (TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)])
+    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
+    assert heard(call, "Do you do power flushes?") == (TurnOutcome.ANSWERED, [SpeakReply()])
 
 
 def test_the_second_declined_question_brings_the_offer_of_a_message_and_a_yes_takes_it():

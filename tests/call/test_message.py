@@ -1,9 +1,9 @@
-"""Taking a message, pure: the caller asking for one, a yes to the offer, and when the recording ends."""
+"""Taking a message, pure: the caller asking for one, and when the recording ends."""
 
 import numpy as np
 import pytest
 
-from agent.call.message import MessageConfig, MessageRecording, asks_for_message, is_yes
+from agent.call.message import MessageConfig, MessageRecording, asks_for_message
 
 CONFIG = MessageConfig(max_s=3.2, silence_s=0.64, no_speech_s=1.28, tail_s=0.064, lead_s=0.064)
 # In 32 ms windows: 100 windows at most, 20 quiet windows end it, 40 with nothing said, 2 kept around the words.
@@ -20,13 +20,6 @@ def test_asking_for_a_message_is_recognised(text):
                                   "What are your opening hours?"])
 def test_a_question_about_messages_is_not_a_request(text):
     assert not asks_for_message(text)
-
-
-@pytest.mark.parametrize(("text", "yes"), [("Yes please.", True), ("Sure, go ahead", True), ("Okay.", True),
-                                           ("No thanks.", False), ("Yes, and what are your opening hours on "
-                                                                   "Saturday morning?", False)])
-def test_a_short_yes_answers_the_offer(text, yes):
-    assert is_yes(text) is yes
 
 
 def feed(recording, voiced_pattern):

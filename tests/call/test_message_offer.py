@@ -27,10 +27,12 @@ SCRIPT = ["Can I order a large pepperoni pizza?", "What will the weather be like
 class ScriptedTranscriber:
     """Hears each utterance as the next line of the script."""
 
+    beam_size = 1
+
     def __init__(self):
         self.lines = list(SCRIPT)
 
-    def transcribe(self, audio, prompt=None, beam_size=None):
+    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1):
         return Transcript(self.lines.pop(0), "en", len(audio) / 16000, 0.01, avg_logprob=-0.1)
 
 

@@ -34,6 +34,20 @@ def test_a_follow_up_is_retrieved_with_the_previous_turn(bundled_kb):
     assert "$12 a month" not in without_memory.text
 
 
+def test_a_follow_up_stays_on_the_topic_of_the_last_answer_however_the_question_was_heard(bundled_kb):
+    memory = CallMemory()
+    first = bundled_kb.compose(memory, "I need a gas savety certificate as a land lord.")  # misheard, answered right
+    assert "gas safety certificate" in first.text
+    # Searched with the words heard, the follow-up went to the annual service's price.
+    assert "$75" in bundled_kb.compose(memory, "How much is it?").text
+
+
+def test_a_follow_up_is_answered_from_the_last_answers_chunk_though_the_search_ranks_it_low(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "How much is a brand new combi boiler?")
+    assert "12 months at 0 percent" in bundled_kb.compose(memory, "Can I spread the cost?").text
+
+
 def test_and_on_saturday_follows_the_hours_question(bundled_kb):
     memory = CallMemory()
     bundled_kb.compose(memory, "What are your opening hours during the week?")

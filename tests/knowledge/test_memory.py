@@ -35,12 +35,18 @@ def test_zero_turns_remembers_nothing():
     assert memory.query("and then?").context == ""
 
 
-def test_a_follow_up_carries_the_previous_question_and_topic():
+def test_a_follow_up_carries_the_previous_answer_and_its_topic_not_the_words_heard():
     memory = CallMemory()
-    memory.add(Turn("What are your weekday hours?", "We open at 8.", "Contact > Office hours"))
+    memory.add(Turn("What are your weak day ours?", "We open at 8.", "Contact > Office hours", ("c1",)))
     query = memory.query("And on Saturday?")
-    assert query.follow_up and query.topic == "Contact > Office hours"
-    assert query.expanded == "Contact > Office hours What are your weekday hours? And on Saturday?"
+    assert query.follow_up and query.topic == "Contact > Office hours" and query.topic_chunks == ("c1",)
+    assert query.expanded == "Contact > Office hours We open at 8. And on Saturday?"
+
+
+def test_after_a_decline_the_context_is_the_question_asked():
+    memory = CallMemory()
+    memory.add(Turn("Do you fit solar panels?", "Sorry, I don't have information about that."))
+    assert memory.query("How much are they?").context == "Do you fit solar panels?"
 
 
 def test_the_first_question_has_no_context():

@@ -60,6 +60,14 @@ def test_lexical_ranking_finds_a_code_the_vectors_miss():
     assert passage.chunk_indices == (1,)
 
 
+def test_a_kept_chunk_is_returned_even_when_the_query_does_not_find_it():
+    snapshot = _snapshot({"a.md": ["Parking is free.", "Boilers are fitted in a day."], "b.md": ["Pay monthly."]},
+                         [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    passages = search(snapshot, [_query([1, 0, 0], "parking")], top_k=1, neighbours=0, keep=(2,))
+    assert [p.chunk_indices for p in passages] == [(0,), (2,)] and passages[1].rank == 1
+    assert search(snapshot, [_query([1, 0, 0], "parking")], top_k=1, neighbours=0, keep=(0,))[1:] == []
+
+
 def test_an_empty_index_returns_nothing():
     assert search(Snapshot.build([], 3), [_query([1, 0, 0], "hours")]) == []
 

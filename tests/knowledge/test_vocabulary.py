@@ -1,4 +1,4 @@
-from agent.knowledge.vocabulary import prompt_hint, vocabulary
+from agent.knowledge.vocabulary import distinctive_words, prompt_hint, vocabulary
 
 
 def test_proper_nouns_and_codes_are_found_and_sentence_openers_are_not():
@@ -21,3 +21,15 @@ def test_prompt_hint_is_bounded():
 
 def test_no_terms_give_no_prompt():
     assert prompt_hint([]) == ""
+
+
+def test_distinctive_words_are_the_kbs_frequent_words_that_english_rarely_uses():
+    texts = ["The boiler needs a service. Bleed the radiator when the boiler is cold.",
+             "We fit a new boiler in one day. The radiator valve is under the radiator. We fit it in a day."]
+    # "radiator" and "boiler" are used three times, "fit" and "day" twice and common in English too.
+    assert distinctive_words(texts) == ["radiator", "boiler", "fit", "day"]
+    # "service" and "valve" are said once: not keywords of this KB.
+
+
+def test_distinctive_words_are_bounded():
+    assert len(distinctive_words([" ".join(f"word{chr(97 + i)}" * 2 for i in range(26)) * 2], limit=5)) == 5

@@ -69,9 +69,16 @@ def test_a_call_that_did_not_come_over_sip_says_how_it_came():
     assert "browser:127.0.0.1 → browser (webrtc)" in page and "(sip)" not in page
 
 
-def test_a_turn_answered_on_a_second_listen_shows_what_was_heard_first():
+def test_a_turn_answered_from_another_reading_shows_what_was_heard_first():
     turn = {**_turn("How far will you travel?", "25 miles.", 700),
-            "hearing": {"second_listen": "answered", "first_heard": "Half our <b>will</b> you travel."}}
+            "hearing": {"first_heard": "Half our <b>will</b> you travel.", "readings": 4}}
     page = render_dashboard([_call(4, NOW - 60, [turn])], [], [], NOW)
-    assert "first heard as “Half our &lt;b&gt;will&lt;/b&gt; you travel.”, listened again" in page
-    assert "listened again" not in render_dashboard(CALLS, [], [], NOW)
+    assert "first heard as “Half our &lt;b&gt;will&lt;/b&gt; you travel.”; another reading" in page
+    assert "first heard as" not in render_dashboard(CALLS, [], [], NOW)
+
+
+def test_a_confirmation_shows_the_topic_the_agent_asked_about():
+    turn = {**_turn("Do you do power flashes?", "", 640, outcome="confirming"),
+            "hearing": {"topic": "the power flush"}}
+    page = render_dashboard([_call(4, NOW - 60, [turn])], [], [], NOW)
+    assert "Are you asking about the power flush?" in page and "confirming" in page

@@ -138,26 +138,26 @@ def test_turns_decoded_in_one_batch_are_counted_by_batch_size(tmp_path):
     assert count("agent_asr_batch_size_bucket", {"le": "3.0"}) == 3
 
 
-def test_a_second_listen_is_counted_by_result_and_its_first_hearing_kept(tmp_path):
+def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_is_kept(tmp_path):
     from agent.side.reporter import Reporter
 
     metrics = Metrics()
     reporter = Reporter(metrics, SqliteCallStore(tmp_path / "reported.sqlite3"))
     call = _call()
     reporter.call_started(call)  # so the reporter's own record writes find their call
-    answered = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="answered",
-                          second_listen="answered", first_heard="Half our will you travel.", second_listen_ms=410.0)
-    reporter.turn_done(call, answered)
-    reporter.turn_done(call, TurnRecord(started=2.0, transcript="what will our empty", outcome="asked again",
-                                        second_listen="asked again", second_listen_ms=380.0))
-    reporter.turn_done(call, TurnRecord(started=3.0, transcript="do you take cheques", outcome="answered"))
+    confirming = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="confirming", readings=4,
+                            first_heard="Half our will you travel.", topic="service area")
+    reporter.turn_done(call, confirming)
+    reporter.turn_done(call, TurnRecord(started=2.0, transcript="Yes.", outcome="confirmed", readings=1))
+    reporter.turn_done(call, TurnRecord(started=3.0, transcript="do you take cheques", outcome="answered",
+                                        readings=2))
     count = metrics.registry.get_sample_value
-    assert count("agent_second_listens_total", {"result": "answered"}) == 1
-    assert count("agent_second_listens_total", {"result": "asked again"}) == 1
-    assert count("agent_stage_seconds_count", {"stage": "second_listen"}) == 2
+    assert count("agent_readings_chosen_total", {"reading": "other"}) == 1
+    assert count("agent_readings_chosen_total", {"reading": "first"}) == 2
+    assert count("agent_turns_total", {"outcome": "confirming"}) == 1
+    assert count("agent_turns_total", {"outcome": "confirmed"}) == 1
     store = SqliteCallStore(tmp_path / "calls.sqlite3")
     store.start_call(call)
-    store.add_turn(call, 1, answered)
+    store.add_turn(call, 1, confirming)
     (turn,) = store.get("id1")["turns"]
-    assert turn["hearing"] == {"second_listen": "answered", "first_heard": "Half our will you travel."}
-    assert turn["latencies_ms"] == {"second_listen_ms": 410.0}
+    assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area"}

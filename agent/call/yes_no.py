@@ -1,0 +1,30 @@
+"""A caller's short yes or no: the answer to an offer ("I can take a message") or to a confirmation ("Are you
+asking about the annual service?"), not a new question. Pure, on the transcript."""
+
+from __future__ import annotations
+
+import re
+
+MAX_WORDS = 6
+"""Longer than this, it is a sentence of its own, whatever word it starts with."""
+
+_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|alright|all right|of course|definitely|"
+                  r"correct|right|exactly|that's right|that's it|it is|i am)\b")
+_NO = re.compile(r"^(no|nope|nah|not really|not quite|wrong|that's wrong|that's not (it|right)|it isn't|it's not|"
+                 r"i'm not|i am not)\b")
+
+
+def _words(transcript: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^a-z' ]+", " ", transcript.lower().replace("’", "'"))).strip()
+
+
+def is_yes(transcript: str) -> bool:
+    """A short yes: "yes please", "sure, go ahead", "that's right"."""
+    text = _words(transcript)
+    return bool(text) and len(text.split()) <= MAX_WORDS and bool(_YES.match(text))
+
+
+def is_no(transcript: str) -> bool:
+    """A short no: "no", "nope, not that", "that's not it"."""
+    text = _words(transcript)
+    return bool(text) and len(text.split()) <= MAX_WORDS and bool(_NO.match(text))

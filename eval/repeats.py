@@ -1,0 +1,43 @@
+"""How a scripted caller answers the agent's clarifications, as the person who asked would.
+
+Asked to repeat, the caller says the question again. Asked to confirm ("Are you asking about the power
+flush?"), the caller says yes when the topic the agent named is what the question was about, and no
+otherwise. What the question was about is judged from the case alone: the words the caller said, and the
+KB passage that holds the expected answer: the sentence that holds it and the headings above it (not its
+neighbours, which are about something else). An out-of-KB question has no such passage, so only a topic made
+of the caller's own words gets a yes. Pure, on text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent.knowledge.chunking import Chunk
+from agent.knowledge.text import sentences, tokens
+from eval.cases import Case
+from eval.retrieval import contains_any
+
+YES = "Yes, that's right."
+NO = "No."
+
+
+def about(case: Case, chunks: Iterable[Chunk]) -> frozenset[str]:
+    """The content words the case's question is about: what the caller said, and every KB sentence that holds
+    one of its expected answers, with the headings above it."""
+    words = set(tokens(case.say or ""))
+    for chunk in chunks:
+        for sentence in sentences(chunk.text):
+            if case.expect_any and contains_any(sentence, case.expect_any):
+                words.update(tokens(" ".join(chunk.heading) + " " + sentence))
+    return frozenset(words)
+
+
+def agrees(topic: str, subject: frozenset[str]) -> bool:
+    """Whether the caller would say yes to "Are you asking about `topic`?": every content word of the topic is
+    one the question is about."""
+    named = tokens(topic)
+    return bool(named) and all(word in subject for word in named)
+
+
+def reply_to_confirmation(topic: str, subject: frozenset[str]) -> str:
+    return YES if agrees(topic, subject) else NO

@@ -1,0 +1,112 @@
+"""What the agent makes of what it heard: the beam's readings weighed against the KB, then answered, confirmed,
+asked again or declined (pure, on hand-made readings), and one utterance heard for real."""
+
+from agent.call.commands import Action, Clarified
+from agent.call.understand import Reading, distinct, understand, weigh
+from agent.knowledge.base import ABSTAIN_TEXT, Reply, SourceRef
+from agent.speech.asr import Hypothesis, Transcript
+
+
+def reply(evidence: float, chunk: str = "c1", own: float | None = None) -> Reply:
+    abstained = evidence < 0.35
+    sources = () if abstained else (SourceRef("prices.md", "Prices > New boilers", chunk),)
+    return Reply("q", (ABSTAIN_TEXT,) if abstained else ("We fit new boilers.",), sources, abstained, evidence, (),
+                 1.0, 1.0, "" if abstained else "new boilers", evidence if own is None else own)
+
+
+def reading(text: str, logprob: float, evidence: float, **kwargs) -> Reading:
+    return Reading(Hypothesis(text, logprob), reply(evidence, **kwargs))
+
+
+def heard(readings: list[Reading], no_speech: float = 0.01) -> Transcript:
+    first = readings[0].hypothesis
+    return Transcript(first.text, "en", 2.0, no_speech, avg_logprob=first.avg_logprob,
+                      hypotheses=tuple(r.hypothesis for r in readings))
+
+
+def test_readings_that_differ_only_in_punctuation_or_case_are_one():
+    texts = ["Can I spread the cost?", "can I spread the cost.", "Can I spread the cust?"]
+    assert [h.text for h in distinct(tuple(Hypothesis(t, -0.2) for t in texts))] == [texts[0], texts[2]]
+
+
+def test_a_slightly_less_likely_reading_the_kb_backs_wins_over_one_it_cannot_place():
+    first, better = reading("Do you work on villain spoilers?", -0.97, 0.09), reading("… villain boilers?", -0.98, 0.37)
+    assert weigh([first, better]) is better
+
+
+def test_a_much_less_likely_reading_never_wins_whatever_the_kb_says():
+    first, unlikely = reading("Do you fix washing machines?", -0.2, 0.2), reading("… washing boilers?", -0.9, 0.9)
+    assert weigh([first, unlikely]) is first
+
+
+def test_readings_are_weighed_by_their_own_words_not_by_the_calls_context():
+    heard_right = reading("Can I cancel it whenever I want?", -0.10, 0.45, own=0.45)
+    garbled = reading("Can I consult it whenever I want?", -0.12, 0.59, own=0.10)
+    assert weigh([heard_right, garbled]) is heard_right
+
+
+def test_a_reading_that_turns_a_decline_into_a_middling_answer_is_confirmed_first():
+    readings = [reading("What if the engine turns up?", -0.30, 0.30), reading("… the engineer turns up?", -0.40, 0.38)]
+    understanding = understand(heard(readings), readings)
+    assert understanding.action is Action.CONFIRM and understanding.chosen is readings[1]
+    assert understanding.confirm_text == "Are you asking about new boilers?"
+
+
+def test_a_reading_the_kb_backs_firmly_is_answered_without_confirming():
+    readings = [reading("Do you work on villain spoilers?", -0.30, 0.10), reading("… Vaillant boilers?", -0.32, 0.6)]
+    understanding = understand(heard(readings), readings)
+    assert understanding.action is Action.ANSWER and understanding.chosen is readings[1]
+
+
+def test_a_clear_question_the_kb_backs_at_all_is_answered_at_once():
+    readings = [reading("Do you take cheques?", -0.1, 0.38)]
+    assert understand(heard(readings), readings).action is Action.ANSWER
+
+
+def test_an_unsure_guess_the_kb_only_half_matches_is_confirmed_not_answered():
+    readings = [reading("And then we can't know.", -0.8, 0.40)]
+    assert understand(heard(readings), readings).action is Action.CONFIRM
+
+
+def test_an_unsure_transcript_the_kb_cannot_place_is_asked_again_once():
+    readings = [reading("What will our empty come with?", -0.7, 0.2)]
+    assert understand(heard(readings), readings).action is Action.ASK_AGAIN
+    again = understand(heard(readings), readings, Clarified(asked_again=True))
+    assert again.action is Action.ANSWER and again.reply.abstained
+
+
+def test_a_confident_transcript_the_kb_cannot_answer_is_declined_not_asked_again():
+    readings = [reading("Do you sell pizza?", -0.1, 0.1)]
+    understanding = understand(heard(readings), readings)
+    assert understanding.action is Action.ANSWER and understanding.reply.abstained
+
+
+def test_what_may_not_have_been_speech_is_asked_again():
+    readings = [reading("Thank you.", -0.1, 0.1)]
+    assert understand(heard(readings, no_speech=0.9), readings).action is Action.ASK_AGAIN
+
+
+def test_a_question_is_confirmed_once_then_answered():
+    readings = [reading("And then we can't know.", -0.8, 0.40)]
+    assert understand(heard(readings), readings, Clarified(confirmed=True)).action is Action.ANSWER
+
+
+def test_a_topic_the_caller_refused_is_declined_not_offered_again():
+    readings = [reading("Do you install air conditioning?", -0.5, 0.40, chunk="heat-pumps")]
+    refused = Clarified(asked_again=True, confirmed=True, rejected=frozenset({"heat-pumps"}))  # as after a no
+    understanding = understand(heard(readings), readings, refused)
+    assert understanding.action is Action.ANSWER and understanding.reply.abstained
+
+
+def test_a_question_greedy_decoding_garbled_is_answered_from_another_reading_of_the_beam(models, bundled_kb, tmp_path):
+    from agent.call.understand import read
+    from agent.knowledge.memory import CallMemory
+    from eval.hearing import speak, telephone
+
+    audio = telephone(speak("How far will you travel?", "slt", tmp_path))
+    hint = bundled_kb.vocabulary_hint()
+    greedy = models.transcriber.transcribe(audio, hint, beam_size=1)
+    assert bundled_kb.draft(CallMemory(), greedy.text).abstained  # "Half our will you travel."
+    transcript = models.transcriber.transcribe(audio, hint, beam_size=5, hypotheses=5)
+    understanding = understand(transcript, read(bundled_kb, CallMemory(), transcript))
+    assert understanding.action is not Action.ASK_AGAIN and "25 miles" in understanding.reply.text

@@ -1,0 +1,22 @@
+"""A caller's short yes or no, pure: the answer to an offer or a confirmation, never a new question."""
+
+import pytest
+
+from agent.call.yes_no import is_no, is_yes
+
+
+@pytest.mark.parametrize("text", ["Yes please.", "Sure, go ahead", "Okay.", "Yeah, that's right.", "Correct."])
+def test_a_short_yes(text):
+    assert is_yes(text) and not is_no(text)
+
+
+@pytest.mark.parametrize("text", ["No.", "No, thanks.", "Nope, not that.", "That’s not it.", "Not really."])
+def test_a_short_no(text):
+    assert is_no(text) and not is_yes(text)
+
+
+@pytest.mark.parametrize("text", ["Yes, and what are your opening hours on Saturday morning?",
+                                  "No, I asked how much the annual service costs.", "Is the office open today?",
+                                  "Nothing else.", "", "..."])
+def test_a_sentence_of_its_own_is_neither(text):
+    assert not is_yes(text) and not is_no(text)
