@@ -4,7 +4,7 @@
         [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
         [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
         [--hold-at 5 --unhold-at 9] [--accept-transfer]
-        [--duration 20]
+        [--script steps.json [--react --hint WORDS]] [--duration 20]
 
 Runs in its own process (pjsua2 allows one Endpoint per process). Everything is
 timed in 20 ms media ticks of its own conference clock: the questions it sends
@@ -28,6 +28,7 @@ import soxr
 
 from agent.sip.port import read_vector
 from eval.conversation import Conversation, Step
+from eval.reactions import Reactions
 from eval.wire import answer_over, voiced_ticks
 
 RATE = 16000
@@ -151,15 +152,32 @@ def write_call(out: Path, timeline: dict, received: list[np.ndarray], sent: list
     (out / "timeline.json").write_text(json.dumps(timeline))
 
 
-def script_conversation(script: list[tuple[np.ndarray, int | None]], quiet_ms: int) -> Conversation:
+def script_conversation(script: list[tuple[np.ndarray, int | None]], quiet_ms: int,
+                        reactions: Reactions | None = None,
+                        received_since=None) -> Conversation:
     """The turn-taking policy (eval.conversation) for a loaded script: each question's length in ticks, and its
-    barge-in mark."""
-    return Conversation([Step(len(audio) // TICK + 1, barge_in) for audio, barge_in in script], quiet_ms)
+    barge-in mark. With `reactions`, the caller answers the agent's clarifications: `received_since(n)` is the
+    agent's audio since step n started, and what the caller says to it is put into `script` as the next step."""
+    react = None
+    if reactions is not None:
+        def react(n: int) -> Step | None:
+            audio = reactions.reply(n, received_since(n))
+            if audio is None:
+                return None
+            script.insert(n + 1, (audio, None))
+            return Step(len(audio) // TICK + 1)
+    return Conversation([Step(len(audio) // TICK + 1, barge_in) for audio, barge_in in script], quiet_ms,
+                        react=react)
 
 
-def step_started(timeline: dict, start_tick: int, audio: np.ndarray) -> None:
-    """Note in the timeline where a scripted question starts and ends, in ticks of the agent's audio."""
-    timeline.setdefault("steps", []).append({"start_tick": start_tick, "end_tick": start_tick + len(audio) // TICK})
+def step_started(timeline: dict, start_tick: int, audio: np.ndarray, reactions: Reactions | None = None) -> None:
+    """Note in the timeline where a scripted step starts and ends, in ticks of the agent's audio (with reactions,
+    also the case it belongs to and what it was: question, repeat, yes or no)."""
+    steps = timeline.setdefault("steps", [])
+    step = {"start_tick": start_tick, "end_tick": start_tick + len(audio) // TICK}
+    if reactions is not None:
+        step.update(case=reactions.cases[len(steps)], kind=reactions.kinds[len(steps)])
+    steps.append(step)
 
 
 def load_script(path: Path) -> list[tuple[np.ndarray, int | None]]:
@@ -213,7 +231,14 @@ def run(args: argparse.Namespace) -> dict:
 
     timeline: dict = {"codec": args.codec}
     script = load_script(args.script) if args.script else None
-    conversation = script_conversation(script, args.quiet_ms) if script else None
+    reactions = Reactions(json.loads(args.script.read_text()), args.hint, load_wav) if args.react else None
+
+    def received_since(n: int, port: CallerPort = port) -> np.ndarray:
+        with port.lock:
+            frames = port.received[timeline["steps"][n]["start_tick"]:]
+        return np.concatenate(frames) if frames else np.zeros(0, np.int16)
+
+    conversation = script_conversation(script, args.quiet_ms, reactions, received_since) if script else None
     fed = 0
     question = load_wav(args.question) if args.question else None
     second = load_wav(args.second) if args.second else None
@@ -233,7 +258,7 @@ def run(args: argparse.Namespace) -> dict:
                 fed += 1
                 step = conversation.on_tick(fed, bool(voiced_ticks([frame])))
                 if step is not None:
-                    step_started(timeline, port.play(script[step][0]), script[step][0])
+                    step_started(timeline, port.play(script[step][0]), script[step][0], reactions)
             if conversation.done:
                 break
         if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
@@ -291,7 +316,7 @@ def run(args: argparse.Namespace) -> dict:
     # while the clock thread may still call it. Then release pjsua2 objects before the library.
     endpoint.audDevManager().setNoDev()
     call.transferred = None
-    del call, port
+    del call, port, conversation, received_since  # the last two hold the port too
     account.shutdown()
     del account
     endpoint.libDestroy()
@@ -306,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tcp", action="store_true")
     parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")
     parser.add_argument("--script", type=Path, help="JSON list of questions to ask in turn (see eval.conversation)")
+    parser.add_argument("--react", action="store_true", help="with --script: answer the agent's clarifications "
+                        "(ask again, confirm) as the person who asked would (eval.reactions)")
+    parser.add_argument("--hint", default="", help="with --react: the KB's words, as the caller's Whisper prompt")
     parser.add_argument("--quiet-ms", type=int, default=1000,
                         help="with --script or --dtmf-after-answer: agent silence that ends an answer")
     parser.add_argument("--question", type=Path)
@@ -328,7 +356,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="follow a transfer (REFER) by calling the target, as a phone would; else refuse it")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", type=Path, required=True)
-    timeline = run(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    if args.react and not args.script:
+        parser.error("--react needs --script")
+    timeline = run(args)
     print(json.dumps({k: v for k, v in timeline.items() if not k.endswith("voiced_ticks")}))
     return 0
 

@@ -21,6 +21,8 @@ class Case:
     expect_any: tuple[str, ...]
     expect_abstain: bool
     barge_in_at_ms: int | None = None
+    repeat_audio: Path | None = None
+    """A WAV of the question said again, for a caller asked to repeat it (default: the same audio)."""
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -46,5 +48,6 @@ def load_cases(path: Path) -> list[Case]:
             raise ValueError(f"{path}:{number}: case {raw['id']} needs exactly one of expect_any / expect_abstain")
         cases.append(Case(str(raw["id"]), str(raw.get("call", raw["id"])), raw.get("say"),
                           path.parent / raw["audio"] if raw.get("audio") else None, expect_any, abstain,
-                          raw.get("barge_in_at_ms")))
+                          raw.get("barge_in_at_ms"),
+                          path.parent / raw["repeat_audio"] if raw.get("repeat_audio") else None))
     return cases

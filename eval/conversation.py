@@ -4,11 +4,14 @@ Fed one tick (20 ms) at a time with whether the agent's audio was voiced on
 that tick. A normal question waits until the agent has answered the previous
 one and gone quiet; a barge-in question starts `barge_in_at_ms` into that
 answer. After the last question the conversation is done once its answer has
-ended (or never came).
+ended (or never came). A caller that reacts (`react`) is asked, each time an
+answer has ended, whether it has something to say to it first (the question
+again, a yes or a no): that step is put in before the next question.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 TICK_MS = 20
@@ -22,8 +25,11 @@ class Step:
 
 
 class Conversation:
-    def __init__(self, steps: list[Step], quiet_ms: int = 1000, answer_timeout_ms: int = 12000) -> None:
+    def __init__(self, steps: list[Step], quiet_ms: int = 1000, answer_timeout_ms: int = 12000,
+                 react: Callable[[int], Step | None] | None = None) -> None:
+        """`react(n)`: called once the answer to step n is over; a Step it returns is said next."""
         self.steps = steps
+        self._react = react
         self.quiet = quiet_ms // TICK_MS
         self.timeout = answer_timeout_ms // TICK_MS
         self.started: list[int] = []
@@ -53,6 +59,10 @@ class Conversation:
             self._quiet_run += 1
         answered = self._heard and self._quiet_run >= self.quiet
         timed_out = self._since_end >= self.timeout
+        if (answered or timed_out) and self._react is not None and self.started:
+            reply = self._react(len(self.started) - 1)
+            if reply is not None:
+                self.steps.insert(len(self.started), reply)
         if len(self.started) == len(self.steps):
             self.done = answered or timed_out
             return None

@@ -2,9 +2,9 @@
 
 A wrong answer on the wire has three possible authors: the agent misheard the question (`asr`),
 heard it right and chose the wrong answer (`answer`), or answered right while the scorer's own
-recogniser misheard the answer (`scorer`). A question the agent asked the caller to repeat is its own
-outcome (`asked again`), neither right nor wrong. The agent's call records (GET /calls) say what it
-heard and answered.
+recogniser misheard the answer (`scorer`). A question the agent asked the caller to repeat, or to confirm,
+and that the caller left there is its own outcome (`asked again`), neither right nor wrong. The agent's call
+records (GET /calls) say what it heard and answered.
 """
 
 from __future__ import annotations
@@ -24,19 +24,28 @@ def agent_turns(agent: AgentProcess, sip_call_id: str | None, token: str) -> lis
     return []
 
 
+ANSWERS = ("answered", "confirmed")
+"""Agent turn outcomes that gave the caller an answer (or the KB's decline)."""
+CLARIFICATIONS = ("asked again", "not confirmed", "confirming")
+
+
 def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
-    """Put the agent's transcript, answer and outcome beside each scored case (turns and cases in order), and
-    say why each miss happened: the agent misheard (`asr`), heard right but answered wrong (`answer`), asked
-    the caller to repeat (`asked again`), or answered right and the scorer misheard it (`scorer`)."""
-    for row, turn in zip(rows, turns, strict=False):
-        row.update(agent_heard=turn["transcript"], agent_answer=turn["answer"], agent_outcome=turn["outcome"],
-                   agent_asr_logprob=turn.get("hearing", {}).get("asr_logprob"))
+    """Put the agent's record beside each scored case: what it heard the question as, what it last answered, and
+    the outcome of each of the case's turns (a case's steps and the agent's turns in order: the question, and the
+    caller's repeats and yes or no when it answered a clarification); say why each miss happened."""
+    for index, row in enumerate(rows):
+        mine = [turns[i] for i in row.get("steps", [index]) if i < len(turns)]
+        if not mine:
+            continue
+        row.update(agent_heard=mine[0]["transcript"], agent_answer=mine[-1]["answer"],
+                   agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
+                   agent_asr_logprob=mine[0].get("hearing", {}).get("asr_logprob"))
         if row.get("correct") is False:
             row["cause"] = miss_cause(row)
 
 
 def miss_cause(row: dict) -> str:
-    if row.get("agent_outcome") == "asked again":
+    if row.get("agent_outcome") in CLARIFICATIONS:
         return "asked again"
     said, heard, answer = row.get("question") or "", row.get("agent_heard") or "", row.get("agent_answer") or ""
     answer_right = ("don t have information" in normalize(answer)) if row["expect_abstain"] else \
@@ -44,3 +53,13 @@ def miss_cause(row: dict) -> str:
     if answer_right:
         return "scorer"
     return "asr" if said and word_error_rate(said, heard) > 0 else "answer"
+
+
+def wrong_answer(row: dict) -> bool:
+    """An answer whose content is wrong, or an out-of-KB question answered: not a decline, and not a question
+    left on a clarification, nor one the scorer misheard."""
+    if row.get("correct") is not False or (row.get("abstained") and not row["expect_abstain"]):
+        return False
+    if row.get("agent_outcome") is not None and row["agent_outcome"] not in ANSWERS:
+        return False
+    return row.get("cause") != "scorer"

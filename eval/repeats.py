@@ -10,6 +10,7 @@ of the caller's own words gets a yes. Pure, on text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from agent.knowledge.chunking import Chunk
@@ -19,6 +20,10 @@ from eval.retrieval import contains_any
 
 YES = "Yes, that's right."
 NO = "No."
+MAX_REACTIONS = 4
+"""Clarifications a caller answers for one question before it gives up on it (the agent bounds its own)."""
+_ASKED_AGAIN = re.compile(r"\b(say (it|that|your question) again|didn'?t (quite )?catch|repeat (that|the question))\b")
+_CONFIRMING = re.compile(r"\bare you asking about (.+?)[\s?.!]*$")
 
 
 def about(case: Case, chunks: Iterable[Chunk]) -> frozenset[str]:
@@ -41,3 +46,13 @@ def agrees(topic: str, subject: frozenset[str]) -> bool:
 
 def reply_to_confirmation(topic: str, subject: frozenset[str]) -> str:
     return YES if agrees(topic, subject) else NO
+
+
+def reaction(heard: str, subject: frozenset[str]) -> str | None:
+    """What the caller says to the agent's reply it heard: 'repeat' (the question again) when asked to say it
+    again, YES or NO to a confirmation, None when it was an answer (or a decline) and the caller moves on."""
+    text = heard.lower().strip()
+    confirming = _CONFIRMING.search(text)
+    if confirming:
+        return reply_to_confirmation(confirming.group(1), subject)
+    return "repeat" if _ASKED_AGAIN.search(text) else None

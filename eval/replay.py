@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from eval.cases import Case, load_cases
 from eval.diagnosis import agent_turns, join_agent_record
 from eval.noise import Line, babble_talkers, mix
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
+from eval.repeats import NO, YES, about
 from eval.report import summarize, write_reports
 from eval.retrieval import contains_any
 from eval.scoring import normalize
@@ -70,15 +72,24 @@ def question_audio(case: Case, folder: Path, voice: str, line: Line | None = Non
     """The case's WAV, or its text spoken by flite at 8 kHz (a telephone caller); on a noisy `line`, with its
     noise mixed in."""
     if case.audio is not None:
-        wav = case.audio
-    else:
-        raw, wav = folder / f"{case.id}-raw.wav", folder / f"{case.id}.wav"
-        subprocess.run(["flite", "-voice", voice, "-t", case.say, "-o", str(raw)], check=True)
-        # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
-        subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+        return noisy_line(case.audio, case.id, folder, line)
+    return spoken(case.say, case.id, folder, voice, line)
+
+
+def spoken(text: str, name: str, folder: Path, voice: str, line: Line | None = None) -> Path:
+    """`text` said by a flite voice at 8 kHz (a telephone caller), as folder/NAME.wav; on a noisy `line`, with its
+    noise mixed in."""
+    raw, wav = folder / f"{name}-raw.wav", folder / f"{name}.wav"
+    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
+    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
+    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+    return noisy_line(wav, name, folder, line)
+
+
+def noisy_line(wav: Path, name: str, folder: Path, line: Line | None) -> Path:
     if line is None or line.snr_db is None:
         return wav
-    noisy = folder / f"{case.id}-snr{line.snr_db:g}.wav"
+    noisy = folder / f"{name}-snr{line.snr_db:g}.wav"
     speech = load_wav(wav)  # 16 kHz
     save_wav(noisy, mix(speech, line.noise_for(len(speech)), line.snr_db))
     return noisy
@@ -98,18 +109,28 @@ def heard_decline(heard: str) -> bool:
 
 
 def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, codec: str, voice: str,
-             line: Line | None = None, transport: str = "sip") -> dict:
-    """Place one call asking `cases` in order; return the caller's timeline."""
+             line: Line | None = None, transport: str = "sip", repeats: Repeats | None = None) -> dict:
+    """Place one call asking `cases` in order; return the caller's timeline. With `repeats`, the caller answers
+    the agent's clarifications as the person who asked would (SIP only)."""
     folder = out / "calls" / call_id
     folder.mkdir(parents=True, exist_ok=True)
     script = [{"audio": str(question_audio(c, folder, voice, line)), "barge_in_at_ms": c.barge_in_at_ms}
               for c in cases]
+    if repeats is not None:
+        replies = {kind: str(spoken(text, f"{kind}-{voice}", folder, voice, line)) for kind, text in
+                   (("yes", YES), ("no", NO))}
+        for step, case in zip(script, cases, strict=True):
+            again = str(case.repeat_audio) if case.repeat_audio is not None else step["audio"]
+            step.update(about=sorted(about(case, repeats.chunks)), repeat_audio=again, yes_audio=replies["yes"],
+                        no_audio=replies["no"])
     (folder / "script.json").write_text(json.dumps(script))
     base = free_port_block(110)
-    duration = 20 + 25 * len(cases)
+    duration = (20 + 25 * len(cases)) * (2 if repeats is not None else 1)
     command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
                str(base + 2), "--codec", codec.upper(), "--script", str(folder / "script.json"),
                "--duration", str(duration), "--out", str(folder), "--loss", str(line.loss_pct if line else 0)]
+    if repeats is not None:
+        command += ["--react", "--hint", repeats.hint]
     if transport == "websocket":  # the same script over the WebSocket media stream (16 kHz PCM, no codec, no loss)
         command = [sys.executable, "-m", "eval.ws_caller", "--url",
                    f"ws://127.0.0.1:{agent.http_port}/ws/media?token={TOKEN}", "--script", str(folder / "script.json"),
@@ -123,40 +144,71 @@ def run_call(agent: AgentProcess, call_id: str, cases: list[Case], out: Path, co
     return json.loads((folder / "timeline.json").read_text())
 
 
-def kb_hint(kb_dir: Path) -> str:
-    """The KB's proper nouns as Whisper's prompt: the scorer listens like a caller who knows the
-    company's names (tiny.en otherwise hears "Quarry Lane" as "Corrie Lane")."""
+def kb_chunks(kb_dir: Path) -> list:
+    """The KB's chunks, as the agent splits them (the caller's and the scorer's knowledge of the KB's words)."""
     from agent.knowledge.chunking import split_document
     from agent.knowledge.scan import scan
-    from agent.knowledge.vocabulary import chunks_hint
 
     documents = scan(kb_dir, 1 << 20, 1 << 30).documents.values()
-    return chunks_hint(c for d in documents for c in split_document(d.path, d.text))
+    return [c for d in documents for c in split_document(d.path, d.text)]
+
+
+def kb_hint(kb_dir: Path) -> str:
+    """The KB's names and words as Whisper's prompt: the scorer listens like a caller who knows the
+    company's names (tiny.en otherwise hears "Quarry Lane" as "Corrie Lane")."""
+    from agent.knowledge.vocabulary import chunks_hint
+
+    return chunks_hint(kb_chunks(kb_dir))
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """What a caller who answers the agent's clarifications knows: the KB's chunks (what each question is about,
+    eval.repeats) and its words (the hint its Whisper hears the agent with)."""
+
+    chunks: list
+    hint: str
 
 
 def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad_factory,
                hint: str = "") -> list[dict]:
-    """One row per case of a call the eval caller placed."""
+    """One row per case of a call the eval caller placed: its last answer scored (after the caller repeated or
+    confirmed, when it did), the latency of the agent's first reply to the question."""
     if "error" in timeline:
         return [{"id": c.id, "call": c.call, "error": timeline["error"]} for c in cases]
     received = load_wav(folder / "received.wav")
     voiced = voiced_ticks([received[i:i + 320] for i in range(0, len(received) - 319, 320)])
     steps = timeline.get("steps", [])
+    script = json.loads((folder / "script.json").read_text())
     rows = []
     for n, case in enumerate(cases):
-        if n >= len(steps):
+        mine = [i for i, step in enumerate(steps) if step.get("case", i) == n]
+        if not mine:
             rows.append({**_row(case), "error": "the question was never asked (call ended early)"})
             continue
-        step = steps[n]
-        sent = load_wav(Path(json.loads((folder / "script.json").read_text())[n]["audio"]))
-        vad = vad_factory()
-        bounds = speech_bounds(vad.push(sent.astype(np.float32) / 32768))
-        onset_tick = step["start_tick"] + (bounds[0] * 512 // 320 if bounds else 0)
-        last_voiced_tick = step["start_tick"] + ((bounds[1] + 1) * 512 // 320 if bounds else len(sent) // 320)
-        end_tick = steps[n + 1]["start_tick"] if n + 1 < len(steps) else len(received) // 320
-        rows.append(_score_answer(cases, n, onset_tick, last_voiced_tick, end_tick, received, voiced, transcriber,
-                                  hint))
+        onset_tick, question_end = _voiced_span(steps[mine[0]], script[n]["audio"], vad_factory)
+        _, answered_from = _voiced_span(steps[mine[-1]], _step_audio(script[n], steps[mine[-1]]), vad_factory)
+        end_tick = steps[mine[-1] + 1]["start_tick"] if mine[-1] + 1 < len(steps) else len(received) // 320
+        row = _score_answer(cases, n, onset_tick, answered_from, end_tick, received, voiced, transcriber, hint)
+        row.update(latency_ms=response_latency_ms(question_end, voiced), steps=mine,
+                   exchanges=[steps[i].get("kind", "question") for i in mine])
+        rows.append(row)
     return rows
+
+
+def _step_audio(entry: dict, step: dict) -> str:
+    """The WAV a step said: the question, or the caller's reply to a clarification (repeat, yes, no)."""
+    kind = step.get("kind", "question")
+    return entry["audio"] if kind == "question" else entry[f"{kind}_audio"]
+
+
+def _voiced_span(step: dict, wav: str, vad_factory) -> tuple[int, int]:
+    """The ticks where a step's speech starts and where its last voiced window ends."""
+    sent = load_wav(Path(wav))
+    bounds = speech_bounds(vad_factory().push(sent.astype(np.float32) / 32768))
+    if not bounds:
+        return step["start_tick"], step["start_tick"] + len(sent) // 320
+    return step["start_tick"] + bounds[0] * 512 // 320, step["start_tick"] + (bounds[1] + 1) * 512 // 320
 
 
 def score_recording(cases: list[Case], legs: Legs, transcriber, vad_factory, hint: str = "") -> list[dict]:
@@ -246,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
     parser.add_argument("--noise", choices=("babble", "white"), default="babble")
     parser.add_argument("--loss", type=int, default=0, help="percent of the caller's RTP packets dropped")
+    parser.add_argument("--caller-repeats", action="store_true", help="the caller answers the agent's "
+                        "clarifications as the person who asked would: says the question again when asked to, yes "
+                        "or no to a confirmation (eval.repeats; SIP only)")
     recorded = parser.add_argument_group("scoring a recorded call instead of placing calls")
     recorded.add_argument("--recording", type=Path, help="stereo WAV (caller and agent legs), the caller's mono WAV "
                           "(with --agent-recording), or a pcap/pcapng of the call's G.711 RTP")
@@ -269,7 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         calls.setdefault(case.call, []).append(case)
     chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
+    if args.caller_repeats and args.transport != "sip":
+        parser.error("--caller-repeats is for SIP calls (--transport sip)")
     hint = kb_hint(args.kb)
+    repeats = Repeats(kb_chunks(args.kb), hint) if args.caller_repeats else None
     args.out.mkdir(parents=True, exist_ok=True)
     line = Line(args.snr, args.noise, args.loss,
                 babble_speakers(cases, args.out / "babble") if args.snr is not None and args.noise == "babble" else ())
@@ -287,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             def one(item: tuple[int, tuple[str, list[Case]]]) -> list[dict]:
                 index, (call_id, group) = item
                 timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line,
-                                    args.transport)
+                                    args.transport, repeats)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad(resolved["vad"].location), hint)
                 join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
@@ -302,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             stages = agent.http("GET", "/metrics/summary").json()["stages"]
         finally:
             agent.stop()
-    report = {"summary": summarize(rows), "cases": rows,
+    report = {"summary": summarize(rows), "cases": rows, "caller_repeats": args.caller_repeats,
               "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
                         "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,
               "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,

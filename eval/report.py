@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.diagnosis import CLARIFICATIONS, wrong_answer
+
 
 def _percentile(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 1) if values else None
@@ -21,9 +23,13 @@ def summarize(rows: list[dict]) -> dict:
     for r in scored:
         if r.get("cause"):
             causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+    outcomes = [o for r in rows for o in r.get("agent_outcomes", [r["agent_outcome"]] if "agent_outcome" in r else [])]
     return {"n": len(rows), "errors": sum("error" in r for r in rows),
-            "accuracy": round(sum(r["correct"] for r in answerable) / len(answerable), 4) if answerable else None,
-            "asked_again": sum(r.get("agent_outcome") == "asked again" for r in rows),
+            "accuracy": _share(answerable, lambda r: r["correct"]),
+            "first_try_accuracy": _share(answerable, lambda r: r["correct"] and len(r.get("exchanges", [1])) == 1),
+            "wrong_answers": sum(wrong_answer(r) for r in scored),
+            "asked_again": sum(o in ("asked again", "not confirmed") for o in outcomes),
+            "confirmations": outcomes.count("confirming"),
             "miss_causes": causes,
             "abstain_accuracy": _abstain_accuracy(rows),
             "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
@@ -31,12 +37,19 @@ def summarize(rows: list[dict]) -> dict:
             "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95)}
 
 
+def _share(rows: list[dict], counts) -> float | None:
+    return round(sum(bool(counts(r)) for r in rows) / len(rows), 4) if rows else None
+
+
 def _outcomes(rows: list[dict]) -> dict[str, int]:
-    """What the caller got: the right answer (or, out of the KB, a decline), 'could you say it again?' (which a
-    live caller answers by repeating; this replay does not), or a wrong answer."""
-    asked = [r for r in rows if r.get("agent_outcome") == "asked again"]
+    """What the caller got in the end: the right answer (or, out of the KB, a decline), a question left on 'could
+    you say it again?' or a confirmation (answered with --caller-repeats, left there without), a decline of a
+    question the KB could answer, or a wrong answer."""
+    asked = [r for r in rows if r.get("agent_outcome") in CLARIFICATIONS]
     right = [r for r in rows if r["correct"]]
-    return {"right": len(right), "asked_again": len(asked), "wrong": len(rows) - len(right) - len(asked)}
+    declined = [r for r in rows if not r["correct"] and r not in asked and r.get("abstained")]
+    return {"right": len(right), "asked_again": len(asked), "declined": len(declined),
+            "wrong": len(rows) - len(right) - len(asked) - len(declined)}
 
 
 def _abstain_accuracy(rows: list[dict]) -> float | None:
@@ -51,11 +64,12 @@ def write_reports(report: dict, out: Path) -> None:
     source = f"recording {report['recording']}" if "recording" in report else f"codec {report['codec']}"
     lines = ["# Call replay", "", f"{source}; {s['n']} questions, {s['errors']} errors", "",
              "| metric | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in s.items()] + [
-        "", "| case | correct | cause | latency ms | barge-in ms | agent heard | agent answered | scorer heard |",
-        "|---|---|---|---:|---:|---|---|---|"]
+        "", "| case | correct | cause | exchanges | latency ms | barge-in ms | agent heard | agent answered | "
+            "scorer heard |", "|---|---|---|---|---:|---:|---|---|---|"]
     for r in report["cases"]:
         verdict = "interrupted" if r.get("interrupted") else r.get("correct", "error")
-        lines.append(f"| {r['id']} | {verdict} | {r.get('cause', '')} | {r.get('latency_ms', '')} | "
+        lines.append(f"| {r['id']} | {verdict} | {r.get('cause', '')} | {' / '.join(r.get('exchanges', []))} | "
+                     f"{r.get('latency_ms', '')} | "
                      f"{r.get('bargein_ms', '')} | {(r.get('agent_heard') or '')[:60]} | "
                      f"{(r.get('agent_answer') or '')[:50]} | {(r.get('heard') or r.get('error', ''))[:60]} |")
     if report.get("agent_stages_ms"):

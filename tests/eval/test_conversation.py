@@ -30,3 +30,17 @@ def test_a_missing_answer_times_out():
     conversation = Conversation([Step(10), Step(10)], quiet_ms=100, answer_timeout_ms=1000)
     starts = drive(conversation, audible, 200)
     assert starts == [(0, 15), (1, 75)]
+
+
+def test_a_reacting_caller_says_its_reply_to_an_answer_before_the_next_question():
+    # Greeting 0-49; reply to q0 (a confirmation) 200-229; answer after the caller's yes 270-299; answer to q1.
+    audible = lambda t: t < 50 or 200 <= t < 230 or 270 <= t < 300 or 400 <= t < 420  # noqa: E731
+    asked = []
+
+    def react(n):
+        asked.append(n)
+        return Step(20) if n == 0 else None  # says yes to the first reply only
+
+    conversation = Conversation([Step(100), Step(50)], quiet_ms=200, answer_timeout_ms=10_000, react=react)
+    assert drive(conversation, audible, 600) == [(0, 60), (1, 240), (2, 310)]
+    assert asked == [0, 1, 2] and len(conversation.steps) == 3 and conversation.done

@@ -2,7 +2,7 @@
 
 from agent.knowledge.chunking import Chunk
 from eval.cases import Case
-from eval.repeats import NO, YES, about, reply_to_confirmation
+from eval.repeats import NO, YES, about, reaction, reply_to_confirmation
 
 CHUNKS = [Chunk("a", "prices.md", 0, ("Prices", "Servicing and certificates"),
                 "An annual boiler service costs $149. A power flush costs $420."),
@@ -30,3 +30,13 @@ def test_an_out_of_kb_question_gets_a_yes_only_for_the_callers_own_words():
 
 def test_a_topic_with_no_content_words_gets_a_no():
     assert reply_to_confirmation("the", about(FLUSH, CHUNKS)) == NO
+
+
+def test_the_caller_hears_what_the_agent_asked_and_answers_it():
+    subject = about(FLUSH, CHUNKS)
+    assert reaction("Sorry, I didn't catch that. Could you say it again?", subject) == "repeat"
+    assert reaction("Sorry, my mistake. Could you say your question again?", subject) == "repeat"
+    assert reaction("Are you asking about the power flush?", subject) == YES
+    assert reaction("Are you asking about air source heat pumps?", subject) == NO
+    assert reaction("A power flush of the heating system costs $420.", subject) is None
+    assert reaction("Sorry, I don't have information about that.", subject) is None

@@ -64,3 +64,25 @@ def test_the_same_replay_runs_on_the_browser_phone(tmp_path, settings):
     assert report["codec"] == "opus/48000 (webrtc)" and report["summary"]["errors"] == 0
     assert row["correct"] and "10-year" in row["agent_answer"]
     assert row["latency_ms"] is not None
+
+
+def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_by_the_last_answer(tmp_path, settings):
+    """--caller-repeats: the caller hears the agent ask it to repeat (gibberish Whisper is unsure of), says it again,
+    and the case is scored by the agent's answer to the repeat (declined: the question is out of the KB)."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("\n".join(json.dumps(c) for c in [
+        {"id": "gibberish", "call": "a", "say": "Flibber jabble snorkwick grommet?", "expect_abstain": True},
+        {"id": "hours", "call": "a", "say": "What are your opening hours during the week?",
+         "expect_any": ["Monday to Friday"]}]) + "\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "AGENT_MODELS_DIR": str(settings.models_path.resolve())}
+    result = subprocess.run([sys.executable, "-m", "eval.replay", "--kb", str(REPO / "kb"), "--cases", str(cases),
+                             "--out", str(out), "--caller-repeats"], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    summary, rows = report["summary"], {r["id"]: r for r in report["cases"]}
+    assert rows["gibberish"]["exchanges"] == ["question", "repeat"]
+    assert rows["gibberish"]["agent_outcomes"] == ["asked again", "answered"] and rows["gibberish"]["correct"]
+    assert rows["hours"]["exchanges"] == ["question"] and rows["hours"]["correct"]  # the script went on
+    assert summary["asked_again"] == 1 and summary["first_try_accuracy"] == 1.0 and summary["wrong_answers"] == 0
