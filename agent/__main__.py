@@ -160,6 +160,20 @@ async def _purge_daily(store: SqliteCallStore, messages: MessageStore, days: int
             await asyncio.sleep(3600)
 
 
+def where_to_call(settings: Settings) -> str:
+    """What a newcomer needs once the agent is ready: where to call it, and where its side app is."""
+    http = f"http://{settings.http_host}:{settings.http_port}"
+    sip = f"sip:agent@{settings.sip_host}:{settings.sip_port}"
+    lines = ["", "The agent is ready. Call it:",
+             f"  phone     {sip}  (a softphone, or: baresip -e \"/dial {sip}\")"]
+    lines.append(f"  browser   {http}/phone" if settings.web_phone else
+                 "  browser   off (AGENT_WEB_PHONE=true make run serves a phone page at /phone)")
+    lines += [f"  side app  {http}/readyz, {http}/metrics" + (
+              f", {http}/dashboard (token: AGENT_ADMIN_TOKEN)" if settings.admin_token else
+              " (set AGENT_ADMIN_TOKEN for calls, messages and the dashboard)"), ""]
+    return "\n".join(lines)
+
+
 async def serve(settings: Settings, dialplan: Dialplan) -> None:
     """Start the side app first (so probes see readiness change), then models, KB and SIP."""
     stop = asyncio.Event()
@@ -207,6 +221,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
               http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,
               profiles=",".join(f"{p.name}:{p.kb_dir}" for p in dialplan.profiles))
+        print(where_to_call(settings), file=sys.stderr, flush=True)
         await stop.wait()
         state.not_ready["shutdown"] = "draining calls"
         await agent.drain(settings.drain_s)

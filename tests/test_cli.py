@@ -84,3 +84,10 @@ def test_a_broken_dialplan_stops_start_up_with_the_reason(tmp_path):
     result = run_agent("run", env={"AGENT_DIALPLAN": str(tmp_path / "agent.toml")}, timeout=30)
     assert result.returncode == 2
     assert "invalid dialplan" in result.stderr and "profile 'sales'" in result.stderr and "nowhere" in result.stderr
+
+
+def test_a_started_agent_says_where_to_call_it_and_pjlib_prints_nothing_raw(agent):
+    """What a newcomer sees at the end of `make run`: structured events only, then where to call the agent."""
+    text = agent.log_path.read_text()
+    assert "The agent is ready. Call it:" in text and f"sip:agent@127.0.0.1:{agent.sip_port}" in text
+    assert "pjlib" not in text and "os_core_unix.c" not in text  # routed as sip.pjsip debug events

@@ -23,7 +23,7 @@ from agent.logs import event
 from agent.sip.admission import Admission, AdmissionConfig, SocketBudget, request_cost, rtp_ports_needed
 from agent.sip.firewall import SipFirewall
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
-from agent.sip.pjlog import IncomingRequest, route_pjsip_logs
+from agent.sip.pjlog import IncomingRequest, create_library, route_pjsip_logs
 from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal, screen_invite
@@ -189,7 +189,7 @@ class SipEndpoint:
 
     def _create(self) -> pj.Endpoint:
         endpoint = self._partial = pj.Endpoint()
-        endpoint.libCreate()
+        create_library(endpoint)
         config = pj.EpConfig()
         config.uaConfig.threadCnt = 0  # SIP events are handled on this thread, in libHandleEvents
         config.uaConfig.mainThreadOnly = False

@@ -16,7 +16,10 @@ INVITE before pjsua opens its RTP sockets (see admission).
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,3 +103,23 @@ def route_pjsip_logs(config: pj.EpConfig, on_request: Callable[[IncomingRequest]
     config.logConfig.msgLogging = on_request is not None
     config.logConfig.decor = pj.PJ_LOG_HAS_SENDER
     return writer
+
+
+def create_library(endpoint: pj.Endpoint) -> None:
+    """`endpoint.libCreate()`, with what pjlib prints before any log writer can be set (its version, the I/O
+    queue, the modules: straight to standard output) routed as `sip.pjsip` debug events like the rest of its
+    log, instead of raw lines among the agent's events."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 1)
+        try:
+            endpoint.libCreate()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        captured.seek(0)
+        printed = captured.read().decode("utf-8", "replace")
+    for line in printed.splitlines():
+        if line.strip():
+            event(log, "sip.pjsip", logging.DEBUG, text=clip(" ".join(line.split()), MAX_TEXT))
