@@ -6,7 +6,9 @@
 Streams 16 kHz PCM in real time (silence between questions), asks each question of the script once the
 agent has answered the previous one (eval.conversation, the same policy as the SIP caller), and writes
 DIR/received.wav, DIR/sent.wav and DIR/timeline.json in the eval caller's format, so eval.replay scores
-a stream exactly as it scores a phone call. Ticks are 20 ms frames of what the agent sent.
+a stream exactly as it scores a phone call. Ticks are 20 ms frames of the caller's own clock: the agent sends
+audio only while it speaks, and each tick takes the next frame that has arrived (silence when none has),
+as a phone's playout would.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -31,15 +34,13 @@ def run(args: argparse.Namespace) -> dict:
     conversation = script_conversation(script, args.quiet_ms)
     socket = connect(args.url, open_timeout=10, legacy=True)
     socket.send(json.dumps({"sample_rate": 16000}))
-    received: list[np.ndarray] = []
-    lock = threading.Lock()
+    arrived: deque[np.ndarray] = deque()
 
     def read() -> None:
         try:
             for message in socket:
                 if isinstance(message, bytes):
-                    with lock:
-                        received.append(np.frombuffer(message, dtype="<i2"))
+                    arrived.append(np.frombuffer(message, dtype="<i2"))
         except ConnectionClosed:
             pass
 
@@ -48,17 +49,16 @@ def run(args: argparse.Namespace) -> dict:
     timeline: dict = {"codec": "L16/16000 (websocket)", "confirmed_tick": 0, "sip_call_id": None}
     queue: list[np.ndarray] = []
     sent: list[np.ndarray] = []
-    fed, started, n = 0, time.monotonic(), 0
+    received: list[np.ndarray] = []
+    started, n = time.monotonic(), 0
     while time.monotonic() - started < args.duration and not conversation.done and reader.is_alive():
-        with lock:
-            fresh = received[fed:]
-        for frame in fresh:
-            fed += 1
-            step = conversation.on_tick(fed, bool(voiced_ticks([frame])))
-            if step is not None:
-                audio = script[step][0]
-                queue = [audio[i:i + TICK] for i in range(0, len(audio), TICK)]
-                step_started(timeline, fed, audio)
+        heard = arrived.popleft() if arrived else np.zeros(TICK, np.int16)
+        received.append(heard)
+        step = conversation.on_tick(len(received), bool(voiced_ticks([heard])))
+        if step is not None:
+            audio = script[step][0]
+            queue = [audio[i:i + TICK] for i in range(0, len(audio), TICK)]
+            step_started(timeline, len(received), audio)
         frame = queue.pop(0) if queue else np.zeros(TICK, np.int16)
         frame = np.pad(frame, (0, TICK - len(frame))).astype(np.int16)
         socket.send(frame.astype("<i2").tobytes())
@@ -68,9 +68,7 @@ def run(args: argparse.Namespace) -> dict:
     timeline["ended_by"] = "caller" if reader.is_alive() else "agent"
     socket.close()
     reader.join(5)
-    with lock:
-        frames = list(received)
-    write_call(args.out, timeline, frames, sent)
+    write_call(args.out, timeline, received, sent)
     return timeline
 
 

@@ -1,8 +1,9 @@
 """One call over a WebSocket media stream (see protocol): the CallTransport a call session talks to.
 
-The agent's voice goes out in real time, one 20 ms frame per tick of the loop's clock (silence between
-answers, so a client can time the answer from the stream itself); the caller's audio is resampled once
-to 16 kHz and handed to the session frame by frame, as the SIP port does.
+The agent's voice goes out in real time, one 20 ms frame per tick of the loop's clock, and only while it
+speaks: between answers nothing is sent, so a harness that waits for the end of the agent's audio sees it
+end (voicebench's runner ends a turn there; a stream of silence never ended). The caller's audio is
+resampled once to 16 kHz and handed to the session frame by frame, as the SIP port does.
 """
 
 from __future__ import annotations
@@ -118,17 +119,21 @@ class StreamCall:
                     pending = pending[FRAME_SAMPLES:]
 
     async def _play(self) -> None:
-        """One frame every 20 ms by the loop's clock (a late tick is caught up, not drifted)."""
+        """One frame of the agent's voice every 20 ms by the loop's clock (a late tick is caught up, not
+        drifted); a tick with nothing queued sends nothing."""
         loop = asyncio.get_running_loop()
         outbound: StreamResampler | None = None
         start, ticks = loop.time(), 0
         while True:
-            frame, _ = self.playout.pop()
-            self._last_out_rms = rms(frame)
-            if self.rate != RATE:
-                outbound = outbound or StreamResampler(RATE, self.rate)
-                frame = outbound.push(frame)
-            await self._websocket.send_bytes(frame.astype("<i2").tobytes())
+            frame, speech = self.playout.pop()
+            self._last_out_rms = rms(frame) if speech else 0.0
+            if speech:
+                if self.rate != RATE:
+                    outbound = outbound or StreamResampler(RATE, self.rate)
+                    frame = outbound.push(frame)
+                await self._websocket.send_bytes(frame.astype("<i2").tobytes())
+            else:
+                outbound = None  # the next answer starts afresh (its sub-millisecond tail is not held over)
             ticks += 1
             await asyncio.sleep(max(0.0, start + ticks * FRAME_MS / 1000 - loop.time()))
 

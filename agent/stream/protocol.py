@@ -3,7 +3,8 @@
     client → agent   optional first text message {"sample_rate": 16000}, then binary messages of mono
                      PCM16 little-endian audio at that rate (16 kHz when not given); later text
                      messages are ignored
-    agent → client   binary messages of the same format (the agent's voice, silence between answers),
+    agent → client   binary messages of the same format while the agent speaks, paced in real time (20 ms a
+                     message; nothing between answers),
                      {"type": "clear"} when it stops speaking because the caller talked over it, and
                      {"type": "transcript", "role": "user" | "agent", "text": "…", "final": true} per turn
 """
