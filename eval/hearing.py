@@ -2,7 +2,7 @@
 by its KB — without SIP, so a change to hearing can be measured in a minute.
 
     python -m eval.hearing --kb kb --cases eval/cases.jsonl [--voices slt,rms,awb] [--full-window]
-        [--snr DB [--noise babble|white]] [--json OUT]
+        [--snr DB [--noise babble|white]] [--hint kb|names|none] [--json OUT]
 
 Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and back, resampled to
 16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
@@ -89,11 +89,26 @@ def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line
     return telephone(pcm8)
 
 
+HINTS = ("kb", "names", "none")
+
+
+def whisper_hint(knowledge, hint: str) -> str | None:
+    """The prompt the agent gives Whisper ("kb"), its names and codes alone ("names"), or none."""
+    from agent.knowledge.vocabulary import prompt_hint, vocabulary
+
+    if hint == "kb":
+        return knowledge.vocabulary_hint()
+    if hint == "names":
+        return prompt_hint(vocabulary(". ".join(c.chunk.heading + (c.chunk.text,))
+                                      for c in knowledge.index.snapshot.chunks))
+    return None
+
+
 MAX_EXCHANGES = 5
 """Exchanges about one question before the eval gives up on it (the agent bounds its own clarifications)."""
 
 
-def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: bool = True,
+def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: str = "kb",
              line: Line | None = None) -> list[dict]:
     """Each case as on a call, decided by the agent's own call core: heard (every reading of the beam weighed
     against the KB), then answered, confirmed or asked again; the caller answers a confirmation as the person
@@ -107,7 +122,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
 
     calls: dict[str, tuple[CallMemory, CallCore]] = {}
     chunks = [c.chunk for c in knowledge.index.snapshot.chunks]
-    prompt = knowledge.vocabulary_hint() if hint else None
+    prompt = whisper_hint(knowledge, hint)
     rows = []
     for case in cases:
         if not case.say:
@@ -200,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True)
     parser.add_argument("--voices", default=",".join(VOICES))
     parser.add_argument("--full-window", action="store_true", help="decode in Whisper's 30 s window")
-    parser.add_argument("--no-hint", action="store_true", help="without the KB's vocabulary as Whisper's prompt")
+    parser.add_argument("--hint", choices=HINTS, default="kb", help="Whisper's prompt: the KB's names and distinctive "
+                        "words (the agent's), its names and codes only (the hint before the words), or none")
     parser.add_argument("--snr", type=float, help="mix noise into the caller's speech at this SNR (dB)")
     parser.add_argument("--noise", choices=("babble", "white"), default="babble")
     parser.add_argument("--json", type=Path)
@@ -226,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             voices = babble_voices(cases, Path(scratch)) if args.noise == "babble" else ()
             line = Line(args.snr, args.noise, babble_voices=voices)
         for voice in args.voices.split(","):
-            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=not args.no_hint, line=line)
+            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=args.hint, line=line)
     for row in rows:
         if not row["first_try"] or row["question_wer"] > 0:
             mark = "ok " if row["correct"] else ("BAD" if row["wrong_answer"] else "-- ")
