@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
+from agent.call.endpointing import EndpointConfig
 from agent.call.message import MessageConfig
 from agent.call.prerender import Prerenderer
 from agent.call.record import CallReporter
@@ -183,7 +184,9 @@ class Agent:
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
                 reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s,
                 message_config=MessageConfig(s.message_max_s, s.message_silence_s),
-                transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit)
+                transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
+                endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
+                                               s.vad_early_end))
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

@@ -118,7 +118,14 @@ class Settings:
     # --- turn-taking
     vad_threshold: float = setting(0.5, "Speech probability at or above which a frame is speech.", low=0.05, high=0.95)
     vad_min_speech_ms: int = setting(200, "Speech needed before an utterance starts.", low=20, high=2000)
-    vad_hangover_ms: int = setting(500, "Silence that ends an utterance.", low=100, high=5000)
+    vad_hangover_ms: int = setting(500, "Silence that ends an utterance (when nothing was judged of what was said, "
+                                   "or with VAD_EARLY_END off).", low=100, high=5000)
+    vad_early_end: bool = setting(True, "End a turn by what was said (call/endpointing.py): a complete question the "
+                                  "KB answers firmly after VAD_SHORT_HANGOVER_MS of silence, a plainly unfinished "
+                                  "one after VAD_LONG_HANGOVER_MS.")
+    vad_short_hangover_ms: int = setting(224, "Silence after which a complete question is answered.", low=64,
+                                         high=5000)
+    vad_long_hangover_ms: int = setting(1216, "Silence an unfinished question is waited for.", low=100, high=10000)
     vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
                                    "VAD_MIN_SPEECH_MS).", low=64, high=2000)
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)

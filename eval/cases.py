@@ -6,6 +6,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+PAUSE = "…"
+"""In a case's `say`: the caller hesitates here (for the case's `pause_ms`)."""
+PAUSE_MS = 600
+
 
 @dataclass(frozen=True)
 class Case:
@@ -23,6 +27,8 @@ class Case:
     barge_in_at_ms: int | None = None
     repeat_audio: Path | None = None
     """A WAV of the question said again, for a caller asked to repeat it (default: the same audio)."""
+    pause_ms: int = PAUSE_MS
+    """Silence the caller leaves at each PAUSE mark in `say` (a hesitation mid-question)."""
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -49,5 +55,6 @@ def load_cases(path: Path) -> list[Case]:
         cases.append(Case(str(raw["id"]), str(raw.get("call", raw["id"])), raw.get("say"),
                           path.parent / raw["audio"] if raw.get("audio") else None, expect_any, abstain,
                           raw.get("barge_in_at_ms"),
-                          path.parent / raw["repeat_audio"] if raw.get("repeat_audio") else None))
+                          path.parent / raw["repeat_audio"] if raw.get("repeat_audio") else None,
+                          int(raw.get("pause_ms", PAUSE_MS))))
     return cases

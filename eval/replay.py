@@ -32,7 +32,7 @@ import numpy as np
 from agent.audio.pcm import StreamResampler
 from eval.agent_process import REPO, AgentProcess
 from eval.caller import load_wav, save_wav
-from eval.cases import Case, load_cases
+from eval.cases import PAUSE, Case, load_cases
 from eval.diagnosis import agent_turns, join_agent_record
 from eval.noise import Line, babble_talkers, mix
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
@@ -73,17 +73,33 @@ def question_audio(case: Case, folder: Path, voice: str, line: Line | None = Non
     noise mixed in."""
     if case.audio is not None:
         return noisy_line(case.audio, case.id, folder, line)
-    return spoken(case.say, case.id, folder, voice, line)
+    return spoken(case.say, case.id, folder, voice, line, case.pause_ms)
 
 
-def spoken(text: str, name: str, folder: Path, voice: str, line: Line | None = None) -> Path:
-    """`text` said by a flite voice at 8 kHz (a telephone caller), as folder/NAME.wav; on a noisy `line`, with its
-    noise mixed in."""
-    raw, wav = folder / f"{name}-raw.wav", folder / f"{name}.wav"
-    subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
-    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
-    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+def spoken(text: str, name: str, folder: Path, voice: str, line: Line | None = None, pause_ms: int = 0) -> Path:
+    """`text` said by a flite voice at 8 kHz (a telephone caller), as folder/NAME.wav, with `pause_ms` of silence at
+    each PAUSE mark (a hesitation); on a noisy `line`, with its noise mixed in."""
+    parts = []
+    for n, part in enumerate(p.strip() for p in text.split(PAUSE)):
+        raw, wav = folder / f"{name}-{n}-raw.wav", folder / f"{name}-{n}.wav"
+        subprocess.run(["flite", "-voice", voice, "-t", part, "-o", str(raw)], check=True)
+        # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
+        subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
+        parts.append(load_wav(wav))
+    if len(parts) > 1:  # flite pads each part with silence: the hesitation is the pause alone
+        parts = [_trim(part, start=n > 0, end=n < len(parts) - 1) for n, part in enumerate(parts)]
+    pause = np.zeros(pause_ms * 16, np.int16)  # load_wav gives 16 kHz
+    wav = folder / f"{name}.wav"
+    save_wav(wav, np.concatenate([x for part in parts for x in (pause, part)][1:]))
     return noisy_line(wav, name, folder, line)
+
+
+def _trim(pcm: np.ndarray, start: bool, end: bool, floor: int = 300) -> np.ndarray:
+    """`pcm` without its leading (`start`) and trailing (`end`) 10 ms frames quieter than `floor`."""
+    loud = [i for i in range(0, len(pcm), 160) if np.abs(pcm[i:i + 160]).max(initial=0) >= floor]
+    if not loud:
+        return pcm
+    return pcm[loud[0] if start else 0:loud[-1] + 160 if end else len(pcm)]
 
 
 def noisy_line(wav: Path, name: str, folder: Path, line: Line | None) -> Path:
@@ -190,8 +206,11 @@ def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad
         _, answered_from = _voiced_span(steps[mine[-1]], _step_audio(script[n], steps[mine[-1]]), vad_factory)
         end_tick = steps[mine[-1] + 1]["start_tick"] if mine[-1] + 1 < len(steps) else len(received) // 320
         row = _score_answer(cases, n, onset_tick, answered_from, end_tick, received, voiced, transcriber, hint)
+        # The agent talking while the question is still being said: it took part of it for the whole.
+        talk_over = [t for t in voiced if onset_tick < t < question_end]
         row.update(latency_ms=response_latency_ms(question_end, voiced), steps=mine,
-                   exchanges=[steps[i].get("kind", "question") for i in mine])
+                   exchanges=[steps[i].get("kind", "question") for i in mine],
+                   cut_off=bool(talk_over) and case.barge_in_at_ms is None, talk_over_ms=len(talk_over) * TICK_MS)
         rows.append(row)
     return rows
 

@@ -30,6 +30,8 @@ def summarize(rows: list[dict]) -> dict:
             "wrong_answers": sum(wrong_answer(r) for r in scored),
             "asked_again": sum(o in ("asked again", "not confirmed") for o in outcomes),
             "confirmations": outcomes.count("confirming"),
+            "cut_offs": sum(bool(r.get("cut_off")) for r in rows),
+            "talk_over_p95_ms": _percentile([r["talk_over_ms"] for r in rows if r.get("cut_off")], 95),
             "miss_causes": causes,
             "abstain_accuracy": _abstain_accuracy(rows),
             "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
@@ -64,12 +66,12 @@ def write_reports(report: dict, out: Path) -> None:
     source = f"recording {report['recording']}" if "recording" in report else f"codec {report['codec']}"
     lines = ["# Call replay", "", f"{source}; {s['n']} questions, {s['errors']} errors", "",
              "| metric | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in s.items()] + [
-        "", "| case | correct | cause | exchanges | latency ms | barge-in ms | agent heard | agent answered | "
-            "scorer heard |", "|---|---|---|---|---:|---:|---|---|---|"]
+        "", "| case | correct | cause | exchanges | latency ms | cut off (ms) | barge-in ms | agent heard | "
+            "agent answered | scorer heard |", "|---|---|---|---|---:|---:|---:|---|---|---|"]
     for r in report["cases"]:
         verdict = "interrupted" if r.get("interrupted") else r.get("correct", "error")
         lines.append(f"| {r['id']} | {verdict} | {r.get('cause', '')} | {' / '.join(r.get('exchanges', []))} | "
-                     f"{r.get('latency_ms', '')} | "
+                     f"{r.get('latency_ms', '')} | {r.get('talk_over_ms', '') if r.get('cut_off') else ''} | "
                      f"{r.get('bargein_ms', '')} | {(r.get('agent_heard') or '')[:60]} | "
                      f"{(r.get('agent_answer') or '')[:50]} | {(r.get('heard') or r.get('error', ''))[:60]} |")
     if report.get("agent_stages_ms"):

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 class TurnReporter(Protocol):
     def turn_done(self, call: CallRecord, turn: TurnRecord) -> None: ...
+    def turn_cut_off(self, call: CallRecord, n: int, turn: TurnRecord) -> None: ...
     def error(self, stage: str) -> None: ...
 
 
@@ -41,15 +42,19 @@ class Replies:
 
     def __init__(self, pipeline: Pipeline, memory: CallMemory, core: CallCore, call: CallRecord,
                  leg: CallTransport, reporter: TurnReporter, deadline_s: float, apology: np.ndarray,
-                 say: Callable[[np.ndarray], None], execute: Callable[[list[Command]], None]) -> None:
+                 say: Callable[[np.ndarray], None], execute: Callable[[list[Command]], None],
+                 speculated: Callable[[int, Prepared], None] = lambda window, prepared: None) -> None:
+        """`speculated(window, prepared)`: a reply prepared during the pause after `window` is ready."""
         self._pipeline, self._memory, self._core, self._call, self._leg = pipeline, memory, core, call, leg
         self._reporter, self._deadline_s, self._apology = reporter, deadline_s, apology
-        self._say, self._execute = say, execute
+        self._say, self._execute, self._speculated = say, execute, speculated
         self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply: asyncio.Task | None = None
         self._cancel = threading.Event()
         self._confirming: Prepared | None = None
         """The reply the caller is asked to confirm (spoken on a yes)."""
+        self._continuing = False
+        """The next turn is the rest of a question whose answer was cut off."""
         self.last = np.zeros(0, dtype=np.int16)
         """The last answer as it was spoken, for * to repeat."""
 
@@ -63,6 +68,8 @@ class Replies:
         cancelled = threading.Event()
         task = asyncio.create_task(prepare(self._pipeline, self._memory, pause.audio, cancelled,
                                            self._core.clarified, speculative=True))
+        task.add_done_callback(lambda done: None if done.cancelled() or cancelled.is_set()
+                               else self._speculated(pause.window, done.result()))
         self._speculative = (pause.window, task, cancelled)
 
     def answer(self, utterance: SpeechEnded) -> None:
@@ -84,6 +91,19 @@ class Replies:
         if self.busy:
             self._reply.cancel()
 
+    def take_back(self) -> None:
+        """The last answer was cut off (the caller is going on with the question): forget it, so the next turn,
+        the whole question, is not taken for a follow-up to half of it, and record the turn as cut off."""
+        turns = self._call.turns
+        last = turns[-1] if turns else None
+        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
+            return
+        if self._memory.turns and self._memory.turns[-1].answer == " ".join(last.answer):
+            self._memory.turns.pop()
+        last.outcome = TurnOutcome.CUT_OFF.value
+        self._continuing = True
+        self._reporter.turn_cut_off(self._call, len(turns), last)
+
     def drop_speculation(self) -> None:
         if self._speculative is not None:
             _, task, cancelled = self._speculative
@@ -92,7 +112,8 @@ class Replies:
             self._speculative = None
 
     async def _answer(self, utterance: SpeechEnded, speech_end: float, preparing: asyncio.Task) -> None:
-        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms))
+        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms), continues=self._continuing)
+        self._continuing = False
         cancelled, stage = self._cancel, "timeout"
         try:
             prepared = await self._prepared(utterance, preparing, cancelled)

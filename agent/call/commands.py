@@ -36,6 +36,8 @@ class TurnOutcome(enum.StrEnum):
     IGNORED = "ignored"
     """Nothing to answer: a cough, a click."""
     INTERRUPTED = "interrupted"
+    CUT_OFF = "cut off"
+    """Answered too soon: the caller went on with the question, which was then heard and answered as a whole."""
     CALLER_SAID_GOODBYE = "caller said goodbye"
     MESSAGE_REQUESTED = "message requested"
     TRANSFER_REQUESTED = "transfer requested"
@@ -82,6 +84,9 @@ class Interrupt:
 
     barge_in: bool = False
     """The caller talked over the agent (counted, and the echo gate forgets the agent's voice)."""
+    cut_off: bool = False
+    """The caller is going on with the question the agent had just begun to answer: that answer is taken back and
+    what they say now is heard together with what they said before (see endpointing)."""
 
 
 @dataclass(frozen=True)

@@ -108,8 +108,10 @@ class CallCore:
         self.state = CallState.GREETING
         return [Say("greeting")]
 
-    def turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded, *, agent_speaking: bool) -> list[Command]:
-        """The caller's turn-taking (see turns)."""
+    def turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded, *, agent_speaking: bool,
+             cut_off: bool = False) -> list[Command]:
+        """The caller's turn-taking (see turns); `cut_off`: speech that started just after a turn was ended short
+        is the rest of that question (see endpointing), not a new one."""
         if self.closing or self.state in (CallState.HELD, CallState.TAKING_MESSAGE):
             return []
         if isinstance(turn_event, SpeechPaused):
@@ -117,7 +119,9 @@ class CallCore:
         if isinstance(turn_event, SpeechStarted):
             if self.state is not CallState.TRANSFERRING:
                 self.state = CallState.LISTENING
-            return [Interrupt(barge_in=True)] if agent_speaking else []
+            if not agent_speaking:
+                return []
+            return [Interrupt(cut_off=True)] if cut_off else [Interrupt(barge_in=True)]
         if self.state is not CallState.TRANSFERRING:
             self.state = CallState.THINKING
         return [Interrupt(), Answer(turn_event)]

@@ -46,6 +46,8 @@ class TurnRecord:
     """Synthesising the first sentence."""
     response_ms: float | None = None
     """End of caller speech (last voiced window) to the first answer audio frame on the line."""
+    continues: bool = False
+    """This turn is the rest of a question whose answer was cut off (both halves heard as one)."""
 
 
 @dataclass
@@ -67,6 +69,10 @@ class CallRecord:
     turns: list[TurnRecord] = field(default_factory=list)
     barge_ins: int = 0
     dtmf: list[str] = field(default_factory=list)
+    pauses_mid_question: int = 0
+    """Times the caller went on after a pause that could have ended the turn (then waited for longer)."""
+    cut_offs: int = 0
+    """Times the caller went on just after their turn had been ended short, over the agent's answer."""
     last_caller_speech: float = 0.0
     """Event-loop time the caller was last heard (for the inactivity timer)."""
 
@@ -76,6 +82,7 @@ class CallReporter(Protocol):
 
     def call_started(self, call: CallRecord) -> None: ...
     def turn_done(self, call: CallRecord, turn: TurnRecord) -> None: ...
+    def turn_cut_off(self, call: CallRecord, n: int, turn: TurnRecord) -> None: ...
     def barge_in(self, call: CallRecord) -> None: ...
     def dtmf(self, call: CallRecord, digit: str) -> None: ...
     def error(self, stage: str) -> None: ...

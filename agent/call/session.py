@@ -34,15 +34,16 @@ from agent.call.commands import (
     Transfer,
 )
 from agent.call.core import CallCore, CallState
+from agent.call.endpointing import EndpointConfig, Endpointer, judge
 from agent.call.limits import CallLimits
 from agent.call.listen import Listener, Window
 from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
-from agent.call.prepare import Pipeline
+from agent.call.prepare import Pipeline, Prepared
 from agent.call.record import CallRecord, CallReporter
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
-from agent.call.transport import CallTransport
-from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted, TurnConfig, TurnDetector
+from agent.call.transport import RATE, CallTransport
+from agent.call.turns import WINDOW_MS, Event, SpeechEnded, SpeechResumed, SpeechStarted, TurnConfig, TurnDetector
 from agent.call.voice import Phrases, Voice
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
@@ -69,7 +70,7 @@ class CallSession:
                  dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
                  model_deadline_s: float = 10.0, speculative: Executor | None = None,
                  message_config: MessageConfig | None = None, transfer_to: str = "",
-                 transfer_digit: str = "") -> None:
+                 transfer_digit: str = "", endpoint_config: EndpointConfig | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `vad_pool`: VAD's own (default: `models`), so a
         busy model pool never delays the turn-taking of any call."""
@@ -88,8 +89,14 @@ class CallSession:
         self._reporter = reporter
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
                                  transport=leg.kind, last_caller_speech=loop.time())
+        self._endpointer = Endpointer(endpoint_config or EndpointConfig(default_ms=turn_config.hangover_ms,
+                                                                        enabled=False))
+        self._turn_ended_window = -1_000_000
+        """The window the caller's last turn was declared over at."""
+        self._last_utterance = np.zeros(0, np.float32)
+        """The caller's last whole utterance (the first half of a question, when they turn out to go on)."""
         self._replies = Replies(pipeline, memory, self._core, self.record, leg, reporter, model_deadline_s,
-                                phrases.apology, self._say, self._execute)
+                                phrases.apology, self._say, self._execute, self._speculated)
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
                                       self._say, phrases.message_saved, self._transcribe_message, loop.time)
 
@@ -127,6 +134,10 @@ class CallSession:
                                                                                            command.phrase))
             elif isinstance(command, Interrupt):
                 dropped = self._interrupt()
+                if command.cut_off:  # the rest of the question: heard with the first half, answered once
+                    self._turns.prepend(np.concatenate([self._last_utterance, np.zeros(RATE // 5, np.float32)]))
+                    self._replies.take_back()
+                    event(log, "call.cut_off", call=self.leg.sip_call_id, dropped_frames=dropped)
                 if command.barge_in:
                     self._listener.forget_echo()
                     self.record.barge_ins += 1
@@ -230,9 +241,29 @@ class CallSession:
         for turn_event in self._turns.push(window.samples, window.speech):
             self._on_turn(turn_event)
 
-    def _on_turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded) -> None:
+    def _on_turn(self, turn_event: Event) -> None:
         self.record.last_caller_speech = self._loop.time()
-        self._execute(self._core.turn(turn_event, agent_speaking=self.agent_speaking))
+        cut_off = False
+        if isinstance(turn_event, SpeechResumed):  # what was prepared for the pause is stale
+            self._endpointer.resumed(turn_event.silence_ms)
+            self._replies.drop_speculation()
+        elif isinstance(turn_event, SpeechEnded):
+            self._turn_ended_window = turn_event.window + turn_event.silence_ms // WINDOW_MS
+            self._last_utterance = turn_event.audio
+        elif isinstance(turn_event, SpeechStarted) and self.agent_speaking:
+            cut_off = self._endpointer.talked_over((turn_event.window - self._turn_ended_window) * WINDOW_MS)
+        self.record.pauses_mid_question, self.record.cut_offs = (self._endpointer.pauses_mid_question,
+                                                                 self._endpointer.cut_offs)
+        if not isinstance(turn_event, SpeechResumed):
+            self._execute(self._core.turn(turn_event, agent_speaking=self.agent_speaking, cut_off=cut_off))
+
+    def _speculated(self, window: int, prepared: Prepared) -> None:
+        """The reply prepared during the pause after `window` is ready: what was said decides how much longer
+        the pause may last before the turn is over (see endpointing)."""
+        if self._turns.pause != window or prepared.transcript is None:
+            return
+        firm = prepared.understanding is not None and prepared.understanding.firm
+        self._turns.end_after(self._endpointer.hangover_ms(judge(prepared.transcript.text, firm)))
 
     async def _transcribe_message(self, pcm: np.ndarray) -> str:
         heard = await self._loop.run_in_executor(self._models, self._transcriber.transcribe, int16_to_float(pcm),

@@ -45,6 +45,16 @@ class SpeechPaused:
 
 
 @dataclass(frozen=True)
+class SpeechResumed:
+    """The caller went on talking after a pause within the turn (what was prepared for the pause is stale)."""
+
+    window: int
+    """Index of the window where speech came back."""
+    silence_ms: int
+    """How long the pause lasted."""
+
+
+@dataclass(frozen=True)
 class SpeechEnded:
     """The caller finished an utterance."""
 
@@ -75,6 +85,9 @@ class TurnConfig:
         return max(1, round(ms / WINDOW_MS))
 
 
+Event = SpeechStarted | SpeechPaused | SpeechResumed | SpeechEnded
+
+
 class TurnDetector:
     """Segments a stream of VAD windows into utterances."""
 
@@ -88,15 +101,34 @@ class TurnDetector:
         """Consecutive windows supporting the pending transition."""
         self._start = 0
         self._last_voiced = 0
+        self._hangover = config.windows(config.hangover_ms)
+        """Quiet windows that end the turn under way (see end_after)."""
 
-    def push(self, window: np.ndarray, probability: float) -> list[SpeechStarted | SpeechPaused | SpeechEnded]:
+    @property
+    def pause(self) -> int | None:
+        """The last voiced window of the pause under way, or None when the caller is not pausing."""
+        return self._last_voiced if self.state is TurnState.STOPPING else None
+
+    def prepend(self, audio: np.ndarray) -> None:
+        """Put `audio` before the utterance under way: the caller is going on with a question they began before
+        (its end and this one's audio are heard as one)."""
+        if self.state in (TurnState.STARTING, TurnState.SPEAKING):
+            self._utterance.insert(0, audio.astype(np.float32))
+
+    def end_after(self, ms: float) -> None:
+        """End the pause under way once it has lasted `ms` (at the next window if it already has); the next turn
+        starts with the configured hangover again."""
+        if self.state is TurnState.STOPPING:
+            self._hangover = self.config.windows(ms)
+
+    def push(self, window: np.ndarray, probability: float) -> list[Event]:
         """Advance by one window; return the events it caused."""
         self._index += 1
         cfg = self.config
         voiced = probability >= cfg.threshold
         # Hysteresis: once speaking, a slightly lower probability still counts as speech.
         still_voiced = probability >= cfg.threshold - 0.15
-        events: list[SpeechStarted | SpeechPaused | SpeechEnded] = []
+        events: list[Event] = []
         if self.state is TurnState.QUIET:
             if voiced:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
@@ -118,11 +150,14 @@ class TurnDetector:
         else:
             self._utterance.append(window)
             if still_voiced:
+                if self.state is TurnState.STOPPING:
+                    events.append(SpeechResumed(self._index, (self._index - self._last_voiced - 1) * WINDOW_MS))
+                    self._hangover = cfg.windows(cfg.hangover_ms)
                 self.state, self._last_voiced = TurnState.SPEAKING, self._index
             elif self.state is TurnState.SPEAKING:
                 self.state = TurnState.STOPPING
                 events.append(SpeechPaused(np.concatenate(self._utterance[:-1]).astype(np.float32), self._last_voiced))
-            if self.state is TurnState.STOPPING and self._index - self._last_voiced >= cfg.windows(cfg.hangover_ms):
+            if self.state is TurnState.STOPPING and self._index - self._last_voiced >= self._hangover:
                 events.append(self._end(truncated=False))
             elif len(self._utterance) >= cfg.windows(cfg.max_utterance_s * 1000):
                 events.append(self._end(truncated=True))
@@ -137,6 +172,7 @@ class TurnDetector:
 
     def _reset(self, keep: np.ndarray | None = None) -> None:
         self.state = TurnState.QUIET
+        self._hangover = self.config.windows(self.config.hangover_ms)
         self._run = 0
         self._lead_in.clear()
         self._lead_in.extend(self._utterance[-self._lead_in.maxlen:] if keep is not None else [])

@@ -4,17 +4,18 @@ confirmed, asked again or declined.
 Whisper's greedy best guess swaps key nouns for near-homophones ("engine" for "engineer", "villain spoilers"
 for "Vaillant boilers"), and the KB then finds nothing. The beam's other readings often hold the right word
 at almost the same acoustic score, so every distinct reading is looked up, and the one chosen is the best by
-its acoustic score together with the KB's evidence for it. A less likely reading may only win by a small
-acoustic margin, and when it turned a decline into an answer, or when the ears were unsure and the KB backs
-the answer only moderately, the agent confirms before it answers ("Are you asking about the gas safety
-certificate?"): yes answers it, no asks the caller to say it again. That is how an out-of-KB question pulled
-onto a KB passage by a misreading is caught: the caller says no. When nothing backs any reading and Whisper
-was unsure, the honest reply is to ask again; a confident transcript the KB cannot answer is declined.
+its acoustic score together with the KB's evidence for its own words. A less likely reading may only win by a
+small acoustic margin, and when it turned a decline into an answer, when Whisper was unsure and the reading's
+own words back the answer only moderately, or when Whisper was guessing, the agent confirms before it answers
+("Are you asking about the gas safety certificate?"): yes answers it, no asks the caller to say it again. That
+is how an out-of-KB question pulled onto a KB passage by a misreading is caught: the caller says no. When
+nothing backs any reading and Whisper was unsure (or the KB nearly matched), the honest reply is to ask again;
+a confident transcript the KB cannot answer is declined.
 
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
 heard, or declines (a topic the caller said no to is declined, not offered again). Calibrated with
 eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on the
-paraphrases (see README). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
+paraphrases (see docs/hearing.md). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
 the event loop).
 """
 
@@ -39,7 +40,7 @@ FIRM_EVIDENCE = 0.45
 GUESSING_LOGPROB = -1.0
 """Mean token log probability below which Whisper was guessing at words, not just unsure of one: confirmed."""
 GUESS_OWN_EVIDENCE = 0.35
-"""Support an unsure reading's own words must find, without the call's context (see KnowledgeBase.draft)."""
+"""Support an unsure reading's own words must find, without the call's context (Reply.own_evidence)."""
 NEAR_MISS = 0.28
 """Evidence just short of the KB's threshold, at which a decline is asked again rather than given."""
 ACOUSTIC_MARGIN = 0.3
@@ -74,6 +75,11 @@ class Understanding:
         return self.chosen.reply
 
     @property
+    def firm(self) -> bool:
+        """An answer the KB backs firmly, to be given as it stands."""
+        return self.action is Action.ANSWER and not self.reply.abstained and self.reply.evidence >= FIRM_EVIDENCE
+
+    @property
     def confirm_text(self) -> str:
         return f"Are you asking about {self.topic}?"
 
@@ -98,7 +104,7 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
 def weigh(readings: list[Reading]) -> Reading:
     """The reading to act on: the best by acoustic score plus the weighted evidence for its own words (the call's
     context is the same for every reading, and would back a reading that says nothing), among those the sound
-    alone makes nearly as likely as the first. A reading the KB declines counts as no evidence."""
+    alone makes nearly as likely as the first."""
     first = readings[0]
     close = [r for r in readings if r.hypothesis.avg_logprob >= first.hypothesis.avg_logprob - ACOUSTIC_MARGIN]
     return max(close, key=lambda r: r.hypothesis.avg_logprob + EVIDENCE_WEIGHT * r.reply.own_evidence)

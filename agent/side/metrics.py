@@ -27,6 +27,8 @@ class Metrics:
         self.active_calls = Gauge("agent_active_calls", "Calls in progress.", registry=r)
         self.turns = Counter("agent_turns", "Caller turns by outcome.", ["outcome"], registry=r)
         self.barge_ins = Counter("agent_barge_ins", "Times a caller talked over the agent.", registry=r)
+        self.cut_offs = Counter("agent_cut_offs", "Answers taken back because the caller went on with the question "
+                                "just after the turn was ended short (see call.endpointing).", registry=r)
         self.abstentions = Counter("agent_abstentions", "Answers declined for weak evidence.", registry=r)
         self.messages = Counter("agent_messages", "Messages callers left, by how the recording ended.", ["ended_by"],
                                 registry=r)

@@ -59,6 +59,11 @@ class Reporter:
                 self.metrics.observe(stage, value / 1000)
         self._write(self.store.add_turn, call, len(call.turns), turn)
 
+    def turn_cut_off(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
+        """Turn `n` (from 1), already recorded, was answered too soon and is now marked cut off."""
+        self.metrics.cut_offs.inc()
+        self._write(self.store.add_turn, call, n, turn)
+
     def barge_in(self, call: CallRecord) -> None:
         self.metrics.barge_ins.inc()
 

@@ -126,6 +126,12 @@ def test_a_yes_means_a_message_only_right_after_the_offer():
     assert heard(call, "Yes please.") == (TurnOutcome.ANSWERED, [SpeakReply()])
 
 
+def test_going_on_with_a_question_answered_too_soon_is_a_cut_off_not_a_barge_in():
+    call = answered()
+    assert call.turn(STARTED, agent_speaking=True, cut_off=True) == [Interrupt(cut_off=True)]
+    assert call.state is CallState.LISTENING
+
+
 def test_talking_over_the_agent_is_a_barge_in_and_talking_over_silence_is_not():
     call = answered()
     assert call.turn(STARTED, agent_speaking=True) == [Interrupt(barge_in=True)]

@@ -8,6 +8,7 @@ import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
+from agent.call.endpointing import EndpointConfig
 from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Voice
@@ -32,6 +33,7 @@ class Recorder:
 
     def call_started(self, call): ...
     def turn_done(self, call, turn): self.turns.append(turn)
+    def turn_cut_off(self, call, n, turn): ...
     def barge_in(self, call): ...
     def dtmf(self, call, digit): ...
     def error(self, stage): self.errors.append(stage)
@@ -76,10 +78,12 @@ class UnsureTranscriber:
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
-def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None, speculative=None):
-    """One spoken question into a real session; returns the frames queued for the caller once `until(recorder)`
-    holds, the call record, the recorder and the phrases."""
-    pcm8 = synthesize_caller(tmp_path, "What are your opening hours?")
+def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None, speculative=None,
+             question="What are your opening hours?", endpoint_config=None, pause_ms=0, engine="espeak-ng"):
+    """One spoken question into a real session (with `pause_ms` of silence at its " … ", if any); returns the
+    frames queued for the caller once `until(recorder)` holds, the call record, the recorder and the phrases."""
+    halves = [synthesize_caller(tmp_path, part, engine=engine) for part in question.split(" … ")]
+    pcm8 = np.concatenate([x for half in halves for x in (np.zeros(pause_ms * 8, np.int16), half)][1:])
     resampler = StreamResampler(8000, BRIDGE_RATE)
     speech = np.concatenate([np.zeros(8000, np.int16), resampler.push(pcm8), resampler.flush(),
                              np.zeros(24000, np.int16)])
@@ -93,7 +97,7 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_call
                               voice=voice, phrases=phrases, vad=vad or models.new_vad(), turn_config=TurnConfig(),
                               models=ThreadPoolExecutor(1), memory=CallMemory(), echo_gate_db=-9,
                               inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
-                              speculative=speculative)
+                              speculative=speculative, endpoint_config=endpoint_config)
         task = asyncio.create_task(session.run())
         for start in range(0, len(speech), FRAME_SAMPLES):
             session.on_frame(speech[start:start + FRAME_SAMPLES], 0.0)
@@ -166,3 +170,32 @@ def test_a_reply_refused_for_busy_workers_after_its_decode_is_made_at_the_end_of
     assert [t.outcome for t in record.turns] == ["answered"]
     assert "monday" in " ".join(record.turns[0].answer).lower()
     assert transcriber.calls == 1
+
+
+def test_a_complete_question_is_answered_after_the_short_silence_and_an_unfinished_one_waited_for(
+        models, bundled_kb, tmp_path):
+    config = EndpointConfig(default_ms=512, short_ms=224, long_ms=1216)
+    _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: r.turns,
+                               endpoint_config=config)
+    (turn,) = record.turns
+    # Ended once the reply prepared in the pause judged it complete: at the short silence, or as soon after it
+    # as that reply was ready, and before the hangover.
+    assert turn.outcome == "answered" and 224 <= turn.endpointing_ms < 512
+    _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: r.turns,
+                               question="How much does the", endpoint_config=config)
+    assert [t.endpointing_ms for t in record.turns] == [1216.0]
+    _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: r.turns,
+                               endpoint_config=EndpointConfig(enabled=False))
+    assert [t.endpointing_ms for t in record.turns] == [512.0]  # turned off: the hangover, as before
+
+
+def test_a_question_answered_too_soon_is_taken_back_and_heard_whole_when_the_caller_goes_on(
+        models, bundled_kb, tmp_path):
+    config = EndpointConfig(default_ms=512, short_ms=224, long_ms=1216)
+    _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: len(r.turns) >= 2,
+                               question="What are your opening hours? … On a Saturday?", endpoint_config=config,
+                               pause_ms=300, engine="flite")
+    first, whole = record.turns
+    assert first.outcome == "cut off" and first.endpointing_ms < 512  # answered at once, then taken back
+    assert whole.continues and "saturday" in whole.transcript.lower() and "hours" in whole.transcript.lower(), whole
+    assert "9 a.m. to 1 p.m." in " ".join(whole.answer) and record.cut_offs == 1 and record.barge_ins == 0

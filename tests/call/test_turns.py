@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from agent.call.turns import SpeechEnded, SpeechPaused, TurnConfig, TurnDetector, TurnState
+from agent.call.turns import SpeechEnded, SpeechPaused, SpeechResumed, TurnConfig, TurnDetector, TurnState
 
 CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64)
 # 96 ms = 3 windows to start, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.
@@ -14,7 +14,7 @@ def run(probabilities, config=CONFIG, paused=False):
     for i, p in enumerate(probabilities):
         window = np.full(512, i, dtype=np.float32)  # each window's samples carry its index
         for e in detector.push(window, p):
-            if paused or not isinstance(e, SpeechPaused):
+            if paused or not isinstance(e, (SpeechPaused, SpeechResumed)):
                 events.append((i, e))
         states.append(detector.state)
     return events, states
@@ -43,8 +43,9 @@ def test_a_pause_carries_exactly_the_audio_the_end_will_carry():
 
 def test_resuming_after_a_pause_pauses_again_later():
     events, _ = run([0.9] * 4 + [0.1] * 2 + [0.9] * 3 + [0.1] * 6, paused=True)
-    assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechPaused", "SpeechPaused", "SpeechEnded"]
-    assert events[2][1].window == events[3][1].window == 8
+    assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechPaused", "SpeechResumed", "SpeechPaused",
+                                                     "SpeechEnded"]
+    assert events[3][1].window == events[4][1].window == 8
 
 
 def test_a_blip_shorter_than_the_minimum_is_not_speech():
@@ -105,3 +106,30 @@ def test_a_quiet_voice_hovering_around_the_threshold_is_heard_from_its_first_wor
     events, _ = run([0.1] * 4 + [0.6, 0.4, 0.6, 0.4, 0.6, 0.4] + [0.1] * 6)
     ended = [e for _, e in events if isinstance(e, SpeechEnded)]
     assert len(ended) == 1 and sorted(set(ended[0].audio.astype(int)))[:3] == [2, 3, 4]  # lead-in, then window 4
+
+
+def test_a_pause_can_be_ended_sooner_or_later_than_the_hangover():
+    detector = TurnDetector(CONFIG)
+    ended_at = {}
+    for label, end_after in (("sooner", 64), ("later", 320)):
+        detector = TurnDetector(CONFIG)
+        for i, p in enumerate([0.1] * 4 + [0.9] * 6 + [0.1] * 15):
+            if detector.pause is not None and i == 11:  # the decision comes one window into the pause
+                detector.end_after(end_after)
+            if any(isinstance(e, SpeechEnded) for e in detector.push(np.zeros(512, np.float32), p)):
+                ended_at[label] = (i, detector.state)
+                break
+    # The last voiced window is 9: 2 windows (64 ms) or 10 windows (320 ms) of silence after it.
+    assert ended_at == {"sooner": (11, TurnState.QUIET), "later": (19, TurnState.QUIET)}
+
+
+def test_speech_coming_back_in_a_pause_is_reported_and_the_next_pause_gets_the_hangover_again():
+    detector = TurnDetector(CONFIG)
+    events = []
+    for i, p in enumerate([0.1] * 4 + [0.9] * 6 + [0.1] * 3 + [0.9] * 3 + [0.1] * 6):
+        if i == 11:
+            detector.end_after(1000)  # a long wait for this pause only
+        events += [(i, e) for e in detector.push(np.zeros(512, np.float32), p)]
+    resumed = [(i, e) for i, e in events if isinstance(e, SpeechResumed)]
+    assert resumed == [(13, SpeechResumed(13, 96))]  # 3 quiet windows
+    assert [i for i, e in events if isinstance(e, SpeechEnded)] == [20]  # the configured 5 windows after 15

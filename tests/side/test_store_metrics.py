@@ -1,5 +1,6 @@
 """Call records in SQLite and the metrics summary, on exact data."""
 
+import asyncio
 import time
 
 from agent.call.record import CallRecord, TurnRecord
@@ -161,3 +162,24 @@ def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_
     store.add_turn(call, 1, confirming)
     (turn,) = store.get("id1")["turns"]
     assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area"}
+
+
+def test_an_answer_taken_back_is_rewritten_as_cut_off_and_counted(tmp_path):
+    from agent.side.reporter import Reporter
+
+    metrics, store = Metrics(), SqliteCallStore(tmp_path / "calls.sqlite3")
+    reporter = Reporter(metrics, store)
+    call = _call()
+    reporter.call_started(call)
+    turn = TurnRecord(started=1.0, transcript="What are your opening hours?", outcome="answered")
+    call.turns.append(turn)  # as the session does: a turn is numbered by its place in the call
+    reporter.turn_done(call, turn)
+    turn.outcome = "cut off"
+    reporter.turn_cut_off(call, 1, turn)
+    call.turns.append(TurnRecord(started=2.0, transcript="What are your opening hours on a Saturday?",
+                                 outcome="answered", continues=True))
+    reporter.turn_done(call, call.turns[-1])
+    assert asyncio.run(reporter.flush(10))
+    first, whole = store.get("id1")["turns"]
+    assert first["outcome"] == "cut off" and whole["hearing"] == {"continues": True}
+    assert metrics.registry.get_sample_value("agent_cut_offs_total") == 1
