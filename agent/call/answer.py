@@ -55,6 +55,8 @@ class Replies:
         """The reply the caller is asked to confirm (spoken on a yes)."""
         self._continuing = False
         """The next turn is the rest of a question whose answer was cut off."""
+        self._remembered = None
+        """The call memory's entry for the last answer spoken (forgotten if that answer is taken back)."""
         self.last = np.zeros(0, dtype=np.int16)
         """The last answer as it was spoken, for * to repeat."""
 
@@ -98,7 +100,7 @@ class Replies:
         last = turns[-1] if turns else None
         if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
             return
-        if self._memory.turns and self._memory.turns[-1].answer == " ".join(last.answer):
+        if self._memory.turns and self._memory.turns[-1] is self._remembered:
             self._memory.turns.pop()
         last.outcome = TurnOutcome.CUT_OFF.value
         self._continuing = True
@@ -189,6 +191,7 @@ class Replies:
         transcript, the rest while the ones before it play."""
         reply, loop = prepared.reply, asyncio.get_running_loop()
         self._pipeline.knowledge.commit(self._memory, reply)
+        self._remembered = self._memory.turns[-1] if self._memory.turns else None
         self._leg.said("agent", reply.text)
         turn.tts_first_audio_ms = prepared.tts_first_audio_ms
         turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]

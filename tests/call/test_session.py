@@ -79,7 +79,8 @@ class UnsureTranscriber:
 
 
 def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None, speculative=None,
-             question="What are your opening hours?", endpoint_config=None, pause_ms=0, engine="espeak-ng"):
+             question="What are your opening hours?", endpoint_config=None, pause_ms=0, engine="espeak-ng",
+             memory=None):
     """One spoken question into a real session (with `pause_ms` of silence at its " … ", if any); returns the
     frames queued for the caller once `until(recorder)` holds, the call record, the recorder and the phrases."""
     halves = [synthesize_caller(tmp_path, part, engine=engine) for part in question.split(" … ")]
@@ -95,7 +96,7 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_call
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(leg_calls), 0)
         session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
                               voice=voice, phrases=phrases, vad=vad or models.new_vad(), turn_config=TurnConfig(),
-                              models=ThreadPoolExecutor(1), memory=CallMemory(), echo_gate_db=-9,
+                              models=ThreadPoolExecutor(1), memory=memory or CallMemory(), echo_gate_db=-9,
                               inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
                               speculative=speculative, endpoint_config=endpoint_config)
         task = asyncio.create_task(session.run())
@@ -192,10 +193,12 @@ def test_a_complete_question_is_answered_after_the_short_silence_and_an_unfinish
 def test_a_question_answered_too_soon_is_taken_back_and_heard_whole_when_the_caller_goes_on(
         models, bundled_kb, tmp_path):
     config = EndpointConfig(default_ms=512, short_ms=224, long_ms=1216)
+    memory = CallMemory()
     _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: len(r.turns) >= 2,
                                question="What are your opening hours? … On a Saturday?", endpoint_config=config,
-                               pause_ms=300, engine="flite")
+                               pause_ms=300, engine="flite", memory=memory)
     first, whole = record.turns
     assert first.outcome == "cut off" and first.endpointing_ms < 512  # answered at once, then taken back
     assert whole.continues and "saturday" in whole.transcript.lower() and "hours" in whole.transcript.lower(), whole
     assert "9 a.m. to 1 p.m." in " ".join(whole.answer) and record.cut_offs == 1 and record.barge_ins == 0
+    assert [t.question for t in memory.turns] == [whole.transcript]  # the half taken back is forgotten
