@@ -170,8 +170,11 @@ class Replies:
             if turn.transcript or turn.outcome.startswith("failed"):
                 self._call.turns.append(turn)
                 self._reporter.turn_done(self._call, turn)
+                # speech_end_at (Unix time) lets an eval on the caller's side split its latency into the way
+                # in, the agent's own response and the way out.
                 event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,
-                      response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0))
+                      response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
+                      speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
     async def _prepared(self, utterance: SpeechEnded, preparing: asyncio.Task,
                         cancelled: threading.Event) -> Prepared:

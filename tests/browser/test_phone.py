@@ -12,7 +12,8 @@ import av
 import numpy as np
 import pytest
 
-from tests.browser.chromium import Chromium
+from eval.browser import MEASURE
+from eval.chromium import Chromium
 from tests.conftest import read_wav
 from tests.peers import AgentProcess, heard, next_ports
 
@@ -65,28 +66,6 @@ RECORDED = """new Promise((resolve) => {
   };
   recorder.stop();
 })"""
-# The browser's own clock on both directions (WebAudio analysers on the microphone and on the agent's voice):
-# when the caller's question ended, and when the agent's answer started to play.
-MEASURE = """(() => {
-  const ctx = new AudioContext();
-  const level = (stream) => {
-    const analyser = ctx.createAnalyser(), samples = new Float32Array(512);
-    analyser.fftSize = 512;
-    ctx.createMediaStreamSource(stream).connect(analyser);
-    return () => {
-      analyser.getFloatTimeDomainData(samples);
-      return Math.sqrt(samples.reduce((a, v) => a + v * v, 0) / samples.length);
-    };
-  };
-  const mic = level(microphone), voice = level(document.getElementById('voice').srcObject);
-  window.heardAt = {questionEnd: 0, answerStart: 0};
-  setInterval(() => {
-    const now = performance.now();
-    if (mic() > 0.01) { heardAt.questionEnd = now; heardAt.answerStart = 0; }
-    else if (heardAt.questionEnd && !heardAt.answerStart && voice() > 0.01) heardAt.answerStart = now;
-  }, 5);
-  return true;
-})()"""
 ENERGY = ("pc.getStats().then(stats => [...stats.values()]"
           ".filter(s => s.type === 'inbound-rtp' && s.kind === 'audio').map(s => s.totalAudioEnergy)[0] || 0)")
 
