@@ -4,6 +4,18 @@
 #   docker run --network host -e AGENT_SIP_HOST=10.0.0.2 phone-agent
 # Settings come from the environment (AGENT_*; `python -m agent --help` lists them all).
 # AGENT_SIP_HOST must be the address callers and the PBX reach: it is advertised in SIP and SDP.
+# pjsua2 built from pinned pjproject source (agent/sip/pjproject): 64 calls a process, TLS and SRTP.
+FROM python:3.11-slim-bookworm AS pjsua2
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends build-essential swig pkg-config xz-utils libsrtp2-dev \
+       libspeex-dev libspeexdsp-dev libgsm1-dev libopus-dev libsamplerate0-dev libssl-dev uuid-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /build
+COPY agent/__init__.py ./agent/
+COPY agent/sip/__init__.py ./agent/sip/
+COPY agent/sip/pjproject ./agent/sip/pjproject
+RUN python -m agent.sip.pjproject --require --no-install --cache /build/wheel
+
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -21,6 +33,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     AGENT_LOG_JSON=true
 
 WORKDIR /app
+# The shared libraries the pjsua2 module links (Debian's codecs, SRTP and OpenSSL).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsrtp2-1 libspeex1 libspeexdsp1 libgsm1 libopus0 \
+       libsamplerate0 libssl3 libuuid1 \
+    && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin agent \
     && mkdir -p /var/lib/agent /opt/agent/models \
     && chown agent /var/lib/agent
@@ -29,7 +46,9 @@ RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin agent
 COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY eval ./eval
-RUN pip install . \
+COPY --from=pjsua2 /build/wheel/*.whl /tmp/wheels/
+RUN pip install /tmp/wheels/*.whl . \
+    && rm -rf /tmp/wheels \
     && python -m agent models fetch \
     && python -m agent check
 

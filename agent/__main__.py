@@ -35,6 +35,8 @@ from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 from agent.side.reporter import Reporter
+from agent.sip.build_info import installed as installed_pjsua2
+from agent.sip.build_info import security_features
 from agent.sip.port import BRIDGE_RATE
 
 log = logging.getLogger("agent")
@@ -92,6 +94,13 @@ def command_check(settings: Settings) -> int:
               f"{models.load_seconds[kind]:5.2f}s  {detail}")
     print(f"all {len(resolved)} models verified and loaded; embedder dim {models.embedder.dim}, "
           f"voice {models.synthesizer.sample_rate} Hz")
+    build = installed_pjsua2()
+    tls, srtp = security_features()
+    print(f"{build.describe()}; TLS {'available' if tls else 'not available'}, "
+          f"SRTP {'available' if srtp else 'not available'}")
+    if not build.from_source:
+        print(f"  the PyPI wheel holds {build.max_calls} calls a process: `make run` or `make test` builds pjsua2 "
+              "from source (python -m agent.sip.pjproject) for more")
     return 0
 
 
@@ -256,6 +265,12 @@ def main(argv: list[str] | None = None) -> int:
             return command_check(settings)
         if args.command == "kb":
             return command_kb(args, settings, dialplan)
+        build = installed_pjsua2()
+        if settings.max_calls > build.max_calls:
+            print(f"invalid setting: AGENT_MAX_CALLS is {settings.max_calls}, but {build.describe()} holds "
+                  f"{build.max_calls}: `make run` builds pjsua2 from source (python -m agent.sip.pjproject)",
+                  file=sys.stderr)
+            return 2
         asyncio.run(serve(settings, dialplan))
         return 0
     except ModelError as exc:

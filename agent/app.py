@@ -30,10 +30,12 @@ from agent.logs import event
 from agent.models.load import Models
 from agent.settings import Settings
 from agent.sip.admission import AdmissionConfig, flood_limits, parse_networks
+from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.endpoint import SipConfig, SipEndpoint
 from agent.sip.leg import CallLeg, CallObserver
 from agent.sip.registration import RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal
+from agent.sip.security import TlsConfig
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +92,14 @@ class Agent:
         registration = RegistrationConfig(s.sip_registrar, s.sip_username, s.sip_password, s.sip_auth_realm,
                                           s.sip_register_expires_s, s.sip_register_retry_max_s) \
             if s.sip_registrar else None
-        flood_rate, flood_burst = flood_limits(s.max_calls)
+        build = installed_pjsua2()
+        flood_rate, flood_burst = flood_limits(s.max_calls, build.ioqueue_sockets)
         admission = AdmissionConfig(parse_networks(s.sip_trusted_peers), s.sip_calls_per_source, s.sip_invite_rate,
                                     s.sip_invite_burst, float(s.sip_block_s), flood_rate, flood_burst)
         config = SipConfig(s.sip_host, s.sip_port, s.rtp_port_min, s.rtp_port_max, s.max_calls, domains,
-                           registration=registration, admission=admission)
+                           registration=registration, admission=admission, call_slots=build.max_calls,
+                           ioqueue_sockets=build.ioqueue_sockets, srtp=s.srtp,
+                           tls=TlsConfig(s.sip_tls_port, s.sip_tls_cert, s.sip_tls_key) if s.sip_tls_port else None)
         self._endpoint = SipEndpoint(config, self._new_call, self._on_registration, self._on_refused,
                                      has_room=lambda active: self.capacity.spare(max(active, len(self.sessions))) > 0)
         await asyncio.to_thread(self._endpoint.start)

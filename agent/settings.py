@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from agent.sip.admission import parse_networks
+from agent.sip.security import SRTP_MODES, TlsError, check_pem
 
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -44,6 +45,12 @@ class Settings:
     sip_invite_burst: int = setting(5, "INVITEs one untrusted address may send at once.", low=1, high=20)
     sip_block_s: int = setting(60, "How long an address that floods is dropped by the kernel filter.", low=1,
                                high=86400)
+    sip_tls_port: int = setting(0, "SIP over TLS port on SIP_HOST (0: off); needs SIP_TLS_CERT and SIP_TLS_KEY.",
+                                low=0, high=65535)
+    sip_tls_cert: Path | None = setting(None, "PEM certificate (with its chain) the TLS port presents.")
+    sip_tls_key: Path | None = setting(None, "PEM private key of SIP_TLS_CERT, unencrypted.")
+    srtp: str = setting("off", "SRTP (SDES) for call audio, on calls signalled over TLS: off, optional (used when "
+                        "the caller offers it), mandatory (anything else gets 488).", choices=SRTP_MODES)
     rtp_port_min: int = setting(40000, "First port of the RTP range.", low=1024, high=65535)
     rtp_port_max: int = setting(40999, "Last port of the RTP range (two ports per call).", low=1024, high=65535)
     http_host: str = setting("127.0.0.1", "IP address of the side app (metrics, health, admin).", ip=True)
@@ -131,9 +138,9 @@ class Settings:
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
 
     # --- calls
-    max_calls: int = setting(4, "Concurrent calls; the next INVITE gets 486 Busy Here. At most 4: the pjsua2 "
-                             "wheel is built with PJSUA_MAX_CALLS = 4 (more calls on one machine: more agent "
-                             "processes behind Kamailio's dispatcher).", low=1, high=4)
+    max_calls: int = setting(4, "Concurrent calls; the next INVITE gets 486 Busy Here. At most what the "
+                             "installed pjsua2 holds (`python -m agent check`): 64 built from source by make, "
+                             "4 with PyPI's wheel.", low=1, high=64)
     cpu_target: float = setting(0.8, "Share of all CPU cores calls may use on average, by their measured cost; "
                                 "an INVITE that would go beyond gets 503 with Retry-After. 0: off (max_calls "
                                 "only).", low=0.0, high=1.0)
@@ -261,6 +268,22 @@ def _check_together(s: Settings) -> None:
         raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
+    _check_tls(s)
+
+
+def _check_tls(s: Settings) -> None:
+    if not s.sip_tls_port:
+        if s.srtp != "off":
+            raise SettingsError(f"AGENT_SRTP={s.srtp} needs AGENT_SIP_TLS_PORT: SRTP keys are only exchanged over TLS")
+        return
+    if s.sip_tls_port == s.sip_port or (s.sip_host == s.http_host and s.sip_tls_port == s.http_port):
+        raise SettingsError(f"AGENT_SIP_TLS_PORT: {s.sip_tls_port} is taken by SIP or the side app")
+    if s.sip_tls_cert is None or s.sip_tls_key is None:
+        raise SettingsError("AGENT_SIP_TLS_PORT needs AGENT_SIP_TLS_CERT and AGENT_SIP_TLS_KEY (PEM files)")
+    try:
+        check_pem(s.sip_tls_cert, s.sip_tls_key)
+    except TlsError as exc:
+        raise SettingsError(f"AGENT_SIP_TLS_CERT/KEY: {exc}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

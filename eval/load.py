@@ -3,8 +3,9 @@
     python -m eval.load --calls 1,2,3,4 [--agents 1] [--pattern together,staggered] [--kb kb --cases FILE]
 
 For each N, N light callers (eval.rtp_caller: one asyncio process, next to no CPU, so the agent gets the
-machine) dial the agent, or `--agents K` agent processes round-robin (one agent holds 4 calls, so more calls
-on a machine means more agents behind a dispatcher); each asks `--questions` questions from the cases, one
+machine) dial the agent, or `--agents K` agent processes round-robin (one agent holds what its pjsua2 holds:
+64 calls built from source, 4 with PyPI's wheel; beyond that, more agents behind a dispatcher); each asks
+`--questions` questions from the cases, one
 every `--period` seconds. "together": every caller asks at the same moment (the hard case: every turn ends
 at once); "staggered": caller i asks i/N of a period later (the realistic one). Reports per N and pattern
 the wire latency p50/p95 (question's end → first answer audio, by 20 ms tick of arrival), answers heard
@@ -151,7 +152,8 @@ def plot(results: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.load", description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", default="1,2,3,4", help="at most 4 per agent (PJSUA_MAX_CALLS)")
+    parser.add_argument("--calls", default="1,2,3,4", help="at most what one agent's pjsua2 holds, per agent "
+                        "(python -m agent check)")
     parser.add_argument("--agents", type=int, default=1, help="agent processes on this machine, callers spread "
                         "round-robin over them (as Kamailio's dispatcher does)")
     parser.add_argument("--pattern", default="together,staggered")
@@ -164,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agent import settings as settings_module
     from agent.models.load import resolve_all
+    from agent.sip.build_info import installed as installed_pjsua2
     from agent.speech.asr import FULL_WINDOW, Transcriber
 
     settings = settings_module.parse([], os.environ)
@@ -183,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="load-agent-") as scratch:
         pool = [(c, speak(c.say, "slt", Path(scratch))) for c in answerable]
-        per_agent = -(-max(levels) // args.agents)
-        if per_agent > 4:
-            parser.error(f"{max(levels)} calls need at least {-(-max(levels) // 4)} agents (4 calls each)")
+        per_agent, slots = -(-max(levels) // args.agents), installed_pjsua2().max_calls
+        if per_agent > slots:
+            parser.error(f"{max(levels)} calls need at least {-(-max(levels) // slots)} agents ({slots} calls each: "
+                         f"{installed_pjsua2().describe()})")
         agents: list[AgentProcess] = []
         try:
             for i in range(args.agents):

@@ -77,3 +77,41 @@ def test_every_setting_is_documented():
 def test_addresses_the_agent_cannot_use_are_refused(env, message):
     with pytest.raises(SettingsError, match=message):
         parse([], env)
+
+
+@pytest.fixture(scope="module")
+def tls_pair(tmp_path_factory):
+    import subprocess
+
+    folder = tmp_path_factory.mktemp("pem")
+    for name in ("a", "b"):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        str(folder / f"{name}.key"), "-out", str(folder / f"{name}.pem"), "-days", "1", "-subj",
+                        "/CN=127.0.0.1"],
+                       check=True, capture_output=True)
+    return folder
+
+
+def test_a_tls_port_with_a_usable_certificate_and_key_is_accepted(tls_pair):
+    settings = parse([], {"AGENT_SIP_TLS_PORT": "5061", "AGENT_SIP_TLS_CERT": str(tls_pair / "a.pem"),
+                          "AGENT_SIP_TLS_KEY": str(tls_pair / "a.key"), "AGENT_SRTP": "mandatory"})
+    assert (settings.sip_tls_port, settings.srtp) == (5061, "mandatory")
+
+
+@pytest.mark.parametrize(("cert", "key", "message"), [
+    ("a.pem", None, "needs AGENT_SIP_TLS_CERT and AGENT_SIP_TLS_KEY"),
+    ("missing.pem", "a.key", "missing.pem does not exist"),
+    ("a.pem", "b.key", "not a PEM certificate and its unencrypted private key"),  # another certificate's key
+    ("a.key", "a.key", "not a PEM certificate"),
+])
+def test_a_tls_certificate_or_key_that_cannot_be_used_stops_start_up_with_the_reason(tls_pair, cert, key, message):
+    env = {"AGENT_SIP_TLS_PORT": "5061", "AGENT_SIP_TLS_CERT": str(tls_pair / cert)}
+    if key is not None:
+        env["AGENT_SIP_TLS_KEY"] = str(tls_pair / key)
+    with pytest.raises(SettingsError, match=message):
+        parse([], env)
+
+
+def test_srtp_without_tls_is_refused_since_its_keys_would_travel_in_clear():
+    with pytest.raises(SettingsError, match="AGENT_SRTP=optional needs AGENT_SIP_TLS_PORT"):
+        parse([], {"AGENT_SRTP": "optional"})

@@ -30,6 +30,7 @@ from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
 from agent.side.records import CallStore
 from agent.side.unanswered import group_by_meaning
+from agent.sip.build_info import installed as installed_pjsua2
 from agent.stream.call import serve_stream
 
 MAX_BODY_BYTES = 64 * 1024
@@ -123,10 +124,15 @@ def create_app(state: SideState) -> FastAPI:
     async def healthz() -> dict:
         return {"status": "alive"}
 
+    build = installed_pjsua2()
+    # Which SIP stack answers, and the calls it can hold at most (PyPI's wheel: 4).
+    sip_build = {"version": build.version, "max_calls": build.max_calls, "from_source": build.from_source}
+
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
         reasons = state.readiness()
-        body: dict = {"ready": not reasons, "reasons": reasons, "spare_calls": state.spare_calls()}
+        body: dict = {"ready": not reasons, "reasons": reasons, "spare_calls": state.spare_calls(),
+                      "pjsua2": sip_build}
         registration = state.registration()
         if registration is not None:
             body["registration"] = {"state": registration.state, "code": registration.code,

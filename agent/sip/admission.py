@@ -2,8 +2,9 @@
 
 Why the rates are bounded here and not only by max_calls: pjsua opens an RTP and
 an RTCP socket for every INVITE that carries an offer, before the application
-hears of the INVITE, and pjmedia's select ioqueue has room for 64 sockets; a
-closed socket's slot comes back only 500 ms later, and when none is free pjlib
+hears of the INVITE, and pjlib's I/O queue has room for a fixed number of sockets
+(PJ_IOQUEUE_MAX_HANDLES: 64 in PyPI's wheel, 1024 in the agent's own build, see
+sip/build_info); a closed socket's slot comes back only 500 ms later, and when none is free pjlib
 asserts and the whole process aborts. So the INVITEs that reach pjsua per
 second must stay below what the free slots allow (see `flood_limits`), and a
 source that floods is cut off in the kernel (see firewall) rather than
@@ -22,11 +23,10 @@ from dataclasses import dataclass
 
 from agent.sip.screening import Refusal
 
-IOQUEUE_SOCKETS = 64  # pjmedia's PJ_IOQUEUE_MAX_HANDLES in the pjsua2 wheel
 CLOSED_SOCKET_HELD_S = 0.6  # pjlib keeps a closed socket's slot 500 ms (PJ_IOQUEUE_KEY_FREE_DELAY), plus margin
 SOCKET_MARGIN = 4
-# Call slots counted beyond max_calls for INVITEs being refused. The wheel's PJSUA_MAX_CALLS (4, see
-# sip/endpoint) caps calls and refusals together, so this over-counts: kept as margin in the socket sums.
+# Call slots counted beyond max_calls for INVITEs being refused. pjsua's PJSUA_MAX_CALLS caps calls and
+# refusals together, so this over-counts when max_calls is that limit: kept as margin in the socket sums.
 PJSUA_SPARE_SLOTS = 4
 MAX_TRACKED = 4096  # sources remembered; the least recently seen is forgotten first
 MAX_BLOCKED = 80  # addresses one kernel filter holds (a BPF jump reaches 255 instructions)
@@ -58,12 +58,12 @@ class SocketBudget:
 
     Bound RTP sockets never exceed the RTP range in use (rtp_ports_needed); closed ones hold their ioqueue
     slot for CLOSED_SOCKET_HELD_S. So if the transports opened within that window stay under `limit`, the
-    ioqueue holds ports + 2 * limit + margin = 64 sockets at most. An INVITE that would go beyond waits
-    (the SIP thread sleeps, pjsua sees nothing meanwhile) until older openings have aged out."""
+    ioqueue holds ports + 2 * limit + margin = `ioqueue_sockets` at most. An INVITE that would go beyond
+    waits (the SIP thread sleeps, pjsua sees nothing meanwhile) until older openings have aged out."""
 
-    def __init__(self, max_calls: int) -> None:
+    def __init__(self, max_calls: int, ioqueue_sockets: int) -> None:
         self.ports = rtp_ports_needed(max_calls)
-        self.limit = (IOQUEUE_SOCKETS - self.ports - SOCKET_MARGIN) // 2
+        self.limit = (ioqueue_sockets - self.ports - SOCKET_MARGIN) // 2
         self._opened: list[tuple[float, float]] = []  # (when, transports)
 
     def wait_for(self, now: float, cost: float) -> float:
@@ -81,11 +81,11 @@ class SocketBudget:
         self._opened.append((now, min(cost, self.ports / 2)))
 
 
-def flood_limits(max_calls: int) -> tuple[float, int]:
-    """(INVITEs per second, burst) that every source together may send without exhausting the ioqueue:
-    calls in progress hold two sockets each, every refused INVITE two more for half a second; half the
-    remaining room is used, the other half is margin."""
-    free = IOQUEUE_SOCKETS - 2 * (max_calls + PJSUA_SPARE_SLOTS)
+def flood_limits(max_calls: int, ioqueue_sockets: int) -> tuple[float, int]:
+    """(INVITEs per second, burst) that every source together may send without exhausting the ioqueue's
+    `ioqueue_sockets`: calls in progress hold two sockets each, every refused INVITE two more for half a
+    second; half the remaining room is used, the other half is margin."""
+    free = ioqueue_sockets - 2 * (max_calls + PJSUA_SPARE_SLOTS)
     return free / 2, max(2, free // 4)
 
 

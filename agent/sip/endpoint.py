@@ -21,18 +21,17 @@ import pjsua2 as pj
 
 from agent.logs import event
 from agent.sip.admission import Admission, AdmissionConfig, SocketBudget, request_cost, rtp_ports_needed
+from agent.sip.build_info import PYPI_IOQUEUE_SOCKETS, PYPI_MAX_CALLS
 from agent.sip.firewall import SipFirewall
 from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host
 from agent.sip.pjlog import IncomingRequest, create_library, route_pjsip_logs
 from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal, screen_invite
+from agent.sip.security import TlsConfig, configure_srtp, tls_transport
 
 log = logging.getLogger(__name__)
 
-PJSUA_MAX_CALLS = 4
-"""Call slots in the pjsua2 wheel's build (a larger uaConfig.maxCalls is cut to it without a word): at most
-this many INVITEs, answered or being refused, at once."""
 RETRY_AFTER_S = 10
 """Told to callers refused with 503 (shutting down, at capacity)."""
 
@@ -54,6 +53,14 @@ class SipConfig:
     """REGISTER to this registrar (PBX or trunk); None: take direct calls only."""
     admission: AdmissionConfig = AdmissionConfig()
     """Per-source INVITE rates and call counts, and the flood brake (see admission)."""
+    call_slots: int = PYPI_MAX_CALLS
+    """The installed pjsua2's PJSUA_MAX_CALLS (see build_info)."""
+    ioqueue_sockets: int = PYPI_IOQUEUE_SOCKETS
+    """The installed pjsua2's PJ_IOQUEUE_MAX_HANDLES (see build_info)."""
+    tls: TlsConfig | None = None
+    """SIP over TLS on another port of the same address (see security); None: UDP and TCP only."""
+    srtp: str = "off"
+    """SDES-SRTP for calls signalled over TLS: off, optional or mandatory (see security)."""
 
     @property
     def accepted_hosts(self) -> frozenset[str]:
@@ -99,8 +106,8 @@ class SipEndpoint:
         self._on_registration, self._on_refused = on_registration, on_refused
         self.registration = Registration(config.registration) if config.registration else None
         self.admission = Admission(config.admission)
-        self.sockets = SocketBudget(config.max_calls)
-        self.firewall = SipFirewall(config.host, config.port)
+        self.sockets = SocketBudget(config.max_calls, config.ioqueue_sockets)
+        self.firewall = SipFirewall(config.host, config.port, config.tls.port if config.tls else 0)
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -150,7 +157,9 @@ class SipEndpoint:
             return
         self.listening = True
         self._started.set()
-        event(log, "sip.listening", host=self.config.host, port=self.config.port, transports="udp,tcp")
+        event(log, "sip.listening", host=self.config.host, port=self.config.port,
+              transports="udp,tcp,tls" if self.config.tls else "udp,tcp",
+              tls_port=self.config.tls.port if self.config.tls else 0, srtp=self.config.srtp)
         self.firewall.attach()
         next_filter_check = 0.0
         try:
@@ -193,8 +202,9 @@ class SipEndpoint:
         config = pj.EpConfig()
         config.uaConfig.threadCnt = 0  # SIP events are handled on this thread, in libHandleEvents
         config.uaConfig.mainThreadOnly = False
-        # The wheel's PJSUA_MAX_CALLS (4) caps this silently: pjsua itself answers 486 beyond it, unlogged.
-        config.uaConfig.maxCalls = PJSUA_MAX_CALLS
+        # All of the build's PJSUA_MAX_CALLS (a larger value is cut to it without a word): at most this many
+        # INVITEs, answered or being refused, at once; pjsua itself answers 486 beyond it, unlogged.
+        config.uaConfig.maxCalls = self.config.call_slots
         config.uaConfig.userAgent = self.config.user_agent
         configure_bridge(config)
         self._pjsip_log = route_pjsip_logs(config, self._request_seen)  # kept alive as long as the library
@@ -205,6 +215,8 @@ class SipEndpoint:
         transport.publicAddress = self.config.host
         endpoint.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
         endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP, transport)
+        if self.config.tls is not None:
+            endpoint.transportCreate(pj.PJSIP_TRANSPORT_TLS, tls_transport(self.config.host, self.config.tls))
         endpoint.libStart()
         # No sound card: the null device's clock drives the conference bridge.
         endpoint.audDevManager().setNullDev()
@@ -214,6 +226,7 @@ class SipEndpoint:
         account_config.idUri = f"sip:agent@{self.config.host}:{self.config.port}"
         if self.config.registration is not None:
             self._configure_registration(account_config, self.config.registration)
+        configure_srtp(account_config.mediaConfig, self.config.srtp)
         media = account_config.mediaConfig.transportConfig
         media.port = self.config.rtp_port_min
         media.portRange = min(self.config.rtp_port_max - self.config.rtp_port_min,

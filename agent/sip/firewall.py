@@ -2,7 +2,7 @@
 
 pjsua2 has no hook before pjsua turns an INVITE into a call with two RTP
 sockets (see admission). What it cannot stop, the kernel can: a classic BPF
-program attached to the SIP UDP socket and the TCP listener (SO_ATTACH_FILTER,
+program attached to the SIP UDP socket and the TCP and TLS listeners (SO_ATTACH_FILTER,
 no privileges needed) drops datagrams and connection attempts from blocked
 addresses, or during a flood from everyone but the allowed networks.
 Datagrams already queued when a filter changes are purged from the head of
@@ -73,10 +73,11 @@ def filtered(state: FilterState, address: str) -> bool:
 class SipFirewall:
     """Applies filter states to the SIP sockets pjsip opened on (host, port)."""
 
-    def __init__(self, host: str, port: int) -> None:
-        self._host, self._port = host, port
+    def __init__(self, host: str, port: int, tls_port: int = 0) -> None:
+        self._host, self._port, self._tls_port = host, port, tls_port
         self._udp: socket.socket | None = None
         self._tcp: socket.socket | None = None
+        self._tls: socket.socket | None = None
         self.state = FilterState(frozenset(), None)
 
     @property
@@ -90,6 +91,8 @@ class SipFirewall:
             return
         self._udp = _socket_for("udp", self._host, self._port, socket.SOCK_DGRAM)
         self._tcp = _socket_for("tcp", self._host, self._port, socket.SOCK_STREAM)
+        if self._tls_port:
+            self._tls = _socket_for("tcp", self._host, self._tls_port, socket.SOCK_STREAM)
         if self._udp is None:
             event(log, "sip.firewall_unavailable", logging.WARNING, reason="SIP UDP socket not found")
 
@@ -99,7 +102,7 @@ class SipFirewall:
             return 0
         self.state = state
         compiled = _Compiled(compile_filter(state))
-        for sock in (self._udp, self._tcp):
+        for sock in (self._udp, self._tcp, self._tls):
             if sock is not None:
                 sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, compiled.raw)
         event(log, "sip.firewall", blocked=len(state.blocked), flood=state.only is not None)
@@ -141,8 +144,11 @@ class SipFirewall:
         return locked == len(local_ports)
 
     def _shut_down_connections(self, state: FilterState) -> None:
-        """TCP connections keep the filter they were accepted with: end those of cut-off peers."""
-        for inode, remote in _tcp_connections(self._host, self._port).items():
+        """TCP and TLS connections keep the filter they were accepted with: end those of cut-off peers."""
+        connections = _tcp_connections(self._host, self._port)
+        if self._tls_port:
+            connections.update(_tcp_connections(self._host, self._tls_port))
+        for inode, remote in connections.items():
             if filtered(state, remote):
                 fd = _fd_for_inode(inode)
                 if fd is not None:

@@ -100,11 +100,12 @@ def test_a_flood_from_many_sources_lets_only_trusted_peers_and_callers_on_a_call
     assert admission.filter_state(10.2).only is None  # the brake is released
 
 
-def test_flood_limits_leave_room_in_pjmedias_64_socket_ioqueue():
-    for max_calls in range(1, 17):
-        rate, burst = flood_limits(max_calls)
+@pytest.mark.parametrize(("sockets", "calls"), [(64, 4), (64, 16), (1024, 64)])
+def test_flood_limits_leave_room_in_the_ioqueue(sockets, calls):
+    for max_calls in range(1, calls + 1):
+        rate, burst = flood_limits(max_calls, sockets)
         in_use = 2 * (max_calls + 4)
-        assert in_use + 2 * burst + 2 * rate * 0.5 <= 64  # a burst and half a second of refusals still fit
+        assert in_use + 2 * burst + 2 * rate * 0.5 <= sockets  # a burst and half a second of refusals still fit
 
 
 def test_bad_trusted_peer_entries_are_named():

@@ -190,6 +190,58 @@ def test_the_image_bakes_in_and_verifies_the_models_and_runs_unprivileged():
     assert any(line.startswith("HEALTHCHECK") and "/readyz" in line for line in lines)
 
 
+def _stages() -> list[list[str]]:
+    stages: list[list[str]] = []
+    for line in dockerfile():
+        if line.startswith("FROM "):
+            stages.append([])
+        stages[-1].append(line)
+    return stages
+
+
+def test_the_image_builds_pjsua2_from_source_in_a_stage_of_its_own_and_installs_its_wheel():
+    build, final = _stages()
+    assert build[0].endswith(" AS pjsua2")
+    assert any("python -m agent.sip.pjproject --require" in line for line in build)  # no silent fallback in an image
+    assert any(line.startswith("COPY --from=pjsua2 ") and ".whl" in line for line in final)
+    assert any(line.startswith("RUN pip install /tmp/wheels/") for line in final)
+
+
+# In python:3.11-slim-bookworm itself, besides what the final stage installs.
+BASE_IMAGE_PACKAGES = {"libc6", "libstdc++6", "libgcc-s1", "zlib1g"}
+
+
+def test_every_library_the_built_module_links_is_installed_in_the_image():
+    import pjsua2
+
+    from agent.sip.build_info import installed
+
+    if not installed().from_source:
+        pytest.skip("pjsua2 is PyPI's wheel here: make builds it from source")
+    (module,) = Path(pjsua2.__file__).parent.glob("_pjsua2*.so")
+    # What the module itself needs (its dependencies' own needs come with their packages).
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]",
+                        subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True).stdout)
+    where = dict(re.findall(r"^\s*(\S+) => (/\S+)", subprocess.run(["ldd", str(module)], capture_output=True,
+                                                                    text=True).stdout, re.M))
+    packages = set()
+    for name in needed:
+        path = Path(where[name])
+        # usrmerge: dpkg knows some libraries under /lib, some under /usr/lib.
+        for candidate in (path, Path("/usr") / path.relative_to("/") if path.parts[1] != "usr"
+                          else Path("/", *path.parts[2:])):
+            owner = subprocess.run(["dpkg", "-S", str(candidate)], capture_output=True, text=True)
+            if owner.returncode == 0:
+                packages.add(owner.stdout.split(":")[0])
+                break
+        else:
+            raise AssertionError(f"no package owns {path}")
+    _, final = _stages()
+    installed_there = set(" ".join(line for line in final if "apt-get install" in line).split())
+    assert packages and "libsrtp2-1" in packages
+    assert packages - BASE_IMAGE_PACKAGES <= installed_there
+
+
 def test_the_image_exposes_sip_and_the_rtp_range_the_agent_uses(agent_env):
     exposed = " ".join(line for line in dockerfile() if line.startswith("EXPOSE "))
     assert f"{agent_env['AGENT_SIP_PORT']}/udp" in exposed and f"{agent_env['AGENT_SIP_PORT']}/tcp" in exposed

@@ -1,0 +1,70 @@
+"""SIP over TLS and SRTP (SDES) for call audio: their settings checked before start-up, and turned into
+pjsua2's configuration.
+
+A certificate or key that cannot be used must stop the agent at start-up with a reason, not surface as a
+TLS handshake failure on the first call: Python's ssl module loads the pair exactly as OpenSSL (which pjsip
+uses) will. SRTP keys travel in the SDP (SDES), so they are only as secret as the signalling: pjsua is told
+to use SRTP only on calls signalled over TLS; a plain-RTP offer under `mandatory` is refused with 488.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+SRTP_MODES = ("off", "optional", "mandatory")
+HANDSHAKE_TIMEOUT_MS = 5000
+"""A peer that opens a TLS connection and never finishes the handshake is dropped after this."""
+
+
+class TlsError(ValueError):
+    """The TLS certificate or key cannot be used; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    port: int
+    cert: Path
+    key: Path
+
+
+def check_pem(cert: Path, key: Path) -> None:
+    """Raise TlsError unless `cert` (a PEM chain) and `key` (its PEM private key, unencrypted) load together."""
+    for name, path in (("certificate", cert), ("key", key)):
+        if not path.is_file():
+            raise TlsError(f"the TLS {name} file {path} does not exist")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key, password=lambda: b"")
+    except ssl.SSLError as exc:
+        raise TlsError(f"{cert} and {key} are not a PEM certificate and its unencrypted private key "
+                       f"({exc.reason or exc})") from None
+    except OSError as exc:
+        raise TlsError(f"{cert} or {key} cannot be read ({exc.strerror or exc})") from None
+
+
+def tls_transport(host: str, tls: TlsConfig):
+    """A listening TLS transport (pjsua2.TransportConfig) on (host, tls.port): TLS 1.2 or 1.3, the client not
+    asked for a certificate (callers authenticate as on UDP: by address, or through the PBX)."""
+    import pjsua2 as pj
+
+    transport = pj.TransportConfig()
+    transport.port = tls.port
+    transport.boundAddress = transport.publicAddress = host
+    settings = transport.tlsConfig
+    settings.certFile, settings.privKeyFile = str(tls.cert), str(tls.key)
+    settings.proto = pj.PJ_SSL_SOCK_PROTO_TLS1_2 | pj.PJ_SSL_SOCK_PROTO_TLS1_3
+    settings.verifyClient = settings.requireClientCert = False
+    settings.msecTimeout = HANDSHAKE_TIMEOUT_MS
+    return transport
+
+
+def configure_srtp(media, mode: str) -> None:
+    """SDES-SRTP on the account's calls (a pjsua2.AccountMediaConfig): off, optional (offered, and accepted when
+    the caller offers it) or mandatory (plain RTP refused), and only on calls signalled over TLS."""
+    import pjsua2 as pj
+
+    media.srtpUse = {"off": pj.PJMEDIA_SRTP_DISABLED, "optional": pj.PJMEDIA_SRTP_OPTIONAL,
+                     "mandatory": pj.PJMEDIA_SRTP_MANDATORY}[mode]
+    media.srtpSecureSignaling = 1 if mode != "off" else 0

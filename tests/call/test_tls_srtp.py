@@ -1,0 +1,118 @@
+"""SIP over TLS with SRTP, against a real softphone: baresip dials the agent's TLS port with SDES-SRTP and hears
+the answer; under AGENT_SRTP=mandatory a plain-RTP offer is refused with 488; connections that never finish
+their TLS handshake hold no call slot."""
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eval.caller import load_wav
+from tests.peers import AgentProcess, heard, next_ports
+
+BARESIP_CONFIG = """poll_method epoll
+sip_listen 127.0.0.1:{port}
+net_interface 127.0.0.1
+sip_cafile {cafile}
+call_local_timeout 60
+audio_player alsa,null
+audio_source aufile,{microphone}
+audio_alert alsa,null
+audio_level no
+ausrc_format s16
+auplay_format s16
+auenc_format s16
+audec_format s16
+rtp_ports {rtp}-{rtp_end}
+rtcp_mux no
+jitter_buffer_delay 5-10
+module_path /usr/lib/baresip/modules
+module g711.so
+module srtp.so
+module sndfile.so
+module alsa.so
+module aufile.so
+module_tmp uuid.so
+module_tmp account.so
+module_app menu.so
+snd_path {recordings}
+"""
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (as an operator's test certificate would be)."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+@pytest.fixture(scope="module")
+def secure_agent(tmp_path_factory, settings, certificate):
+    cert, key = certificate
+    agent = AgentProcess(tmp_path_factory.mktemp("secure"), settings, sip_tls_port=next_ports()[0],
+                         sip_tls_cert=cert, sip_tls_key=key, srtp="mandatory", max_calls=2, inactivity_s=60)
+    yield agent
+    agent.stop()
+    assert agent.process.returncode == 0, agent.log_path.read_text()[-3000:]
+
+
+def tls_port(agent: AgentProcess) -> int:
+    (listening,) = agent.events("sip.listening")
+    assert listening["transports"] == "udp,tcp,tls" and listening["srtp"] == "mandatory"
+    return int(listening["tls_port"])
+
+
+def baresip_call(folder: Path, question: Path, target: str, cafile: Path, seconds: int, mediaenc: str) -> str:
+    """baresip dials `target` over TLS with `question` as its microphone; returns its console output. What it
+    heard is folder/recordings/*-dec.wav."""
+    folder.mkdir(parents=True)
+    (folder / "recordings").mkdir()
+    microphone = folder / "mic.wav"
+    subprocess.run(["sox", str(question), "-r", "8000", "-c", "1", "-b", "16", str(microphone), "pad", "3", "20"],
+                   check=True)
+    port, rtp = next_ports()
+    (folder / "config").write_text(BARESIP_CONFIG.format(port=port, cafile=cafile, microphone=microphone, rtp=rtp,
+                                                         rtp_end=rtp + 20, recordings=folder / "recordings"))
+    encryption = f";mediaenc={mediaenc}" if mediaenc else ""
+    (folder / "accounts").write_text(f"<sip:caller@127.0.0.1;transport=tls>;regint=0;answermode=manual;"
+                                     f"audio_codecs=PCMU{encryption}\n")
+    result = subprocess.run(["baresip", "-f", str(folder), "-e", f"/dial {target}", "-t", str(seconds)],
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=seconds + 30)
+    return result.stdout + result.stderr
+
+
+def test_a_tls_call_with_srtp_is_answered_and_heard_while_unfinished_handshakes_wait(secure_agent, certificate,
+                                                                                    questions, models, tmp_path):
+    port = tls_port(secure_agent)
+    # More half-open TLS connections than the agent has call slots: they must not keep a caller out.
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(6)]
+    try:
+        output = baresip_call(tmp_path / "caller", questions["hours"], f"sip:agent@127.0.0.1:{port};transport=tls",
+                              certificate[0], 24, "srtp-mand")
+    finally:
+        for connection in idle:
+            connection.close()
+    recordings = list((tmp_path / "caller" / "recordings").glob("*-dec.wav"))
+    assert recordings, output[-3000:]
+    received = load_wav(recordings[0])  # 16 kHz
+    assert np.abs(received).max() > 1000
+    assert "monday to friday" in heard(models, {"received": received}), output[-2000:]
+    (answered,) = secure_agent.wait_for("call.media", 1, timeout=5)[-1:]
+    assert answered["codec"].upper().startswith("PCMU")
+
+
+def test_a_plain_rtp_offer_is_refused_with_488_under_mandatory_srtp(secure_agent, certificate, questions, tmp_path):
+    port = tls_port(secure_agent)
+    calls_before = len(secure_agent.events("call.media"))
+    output = baresip_call(tmp_path / "plain", questions["hours"], f"sip:agent@127.0.0.1:{port};transport=tls",
+                          certificate[0], 8, "")
+    assert "session closed: 488 Not Acceptable Here" in output, output[-3000:]
+    time.sleep(1)
+    assert len(secure_agent.events("call.media")) == calls_before
