@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 
 import uvicorn
 
@@ -245,6 +246,22 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         event(log, "agent.stopped")
 
 
+def within_pjsua2(settings: Settings, explicit: bool) -> Settings | None:
+    """Settings whose AGENT_MAX_CALLS the installed pjsua2 can hold: the default is cut to its limit (PyPI's
+    wheel: 4), a value set above it is an error (None, after saying so)."""
+    build = installed_pjsua2()
+    if settings.max_calls <= build.max_calls:
+        return settings
+    if explicit:
+        print(f"invalid setting: AGENT_MAX_CALLS is {settings.max_calls}, but {build.describe()} holds "
+              f"{build.max_calls}: `make run` builds pjsua2 from source (python -m agent.sip.pjproject)",
+              file=sys.stderr)
+        return None
+    event(log, "agent.max_calls", logging.WARNING, max_calls=build.max_calls, pjsua2=build.version,
+          reason="the default is cut to what this pjsua2 holds")
+    return replace(settings, max_calls=build.max_calls)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -253,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"invalid setting: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level, settings.log_json)
+    if args.command not in ("models", "check", "kb"):
+        settings = within_pjsua2(settings, explicit=getattr(args, "max_calls", None) is not None
+                                                   or "AGENT_MAX_CALLS" in os.environ)
+        if settings is None:
+            return 2
     try:
         dialplan = load_dialplan(settings)
     except DialplanError as exc:
@@ -265,12 +287,6 @@ def main(argv: list[str] | None = None) -> int:
             return command_check(settings)
         if args.command == "kb":
             return command_kb(args, settings, dialplan)
-        build = installed_pjsua2()
-        if settings.max_calls > build.max_calls:
-            print(f"invalid setting: AGENT_MAX_CALLS is {settings.max_calls}, but {build.describe()} holds "
-                  f"{build.max_calls}: `make run` builds pjsua2 from source (python -m agent.sip.pjproject)",
-                  file=sys.stderr)
-            return 2
         asyncio.run(serve(settings, dialplan))
         return 0
     except ModelError as exc:

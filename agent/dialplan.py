@@ -25,7 +25,7 @@ _DTMF = re.compile(r"^[0-9*#A-D]?$")
 
 def _digit(setting: str) -> str:
     return "" if setting == "none" else setting
-_LIMITS = {"max_calls": (1, 4), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
+_LIMITS = {"max_calls": (1, 64), "max_call_s": (10, 86400), "inactivity_s": (3, 3600)}
 
 
 class DialplanError(ValueError):

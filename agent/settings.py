@@ -138,9 +138,10 @@ class Settings:
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
 
     # --- calls
-    max_calls: int = setting(4, "Concurrent calls; the next INVITE gets 486 Busy Here. At most what the "
-                             "installed pjsua2 holds (`python -m agent check`): 64 built from source by make, "
-                             "4 with PyPI's wheel.", low=1, high=64)
+    max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here. The default is what one "
+                             "process on two cores answers within 1.2 s (p95, callers asking at different "
+                             "moments; docs/load.md), cut to what the installed pjsua2 holds (PyPI's wheel: 4); "
+                             "a value set above that limit stops start-up.", low=1, high=64)
     cpu_target: float = setting(0.8, "Share of all CPU cores calls may use on average, by their measured cost; "
                                 "an INVITE that would go beyond gets 503 with Retry-After. 0: off (max_calls "
                                 "only).", low=0.0, high=1.0)

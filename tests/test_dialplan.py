@@ -60,7 +60,7 @@ def test_without_a_file_one_profile_comes_from_the_settings():
     ("default = 'a'\n", "no [profiles.NAME] table"),
     ("[profiles.a]\nkb_dir = 'kb-a'\ncolour = 'red'\n", "unknown key(s) colour"),
     ("[profiles.a]\nkb_dir = 'missing'\n", "is not a directory"),
-    ("[profiles.a]\nkb_dir = 'kb-a'\nmax_calls = 0\n", "max_calls must be an integer in 1..4"),
+    ("[profiles.a]\nkb_dir = 'kb-a'\nmax_calls = 0\n", "max_calls must be an integer in 1..64"),
     ("[profiles.a]\nkb_dir = 'kb-a'\nextensions = '100'\n", "extensions must be a list"),
     ("[profiles.a]\nkb_dir = 'kb-a'\nextensions = ['1']\n[profiles.b]\nkb_dir = 'kb-b'\nextensions = ['1']\n",
      "extension '1' is in profiles 'a' and 'b'"),

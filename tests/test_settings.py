@@ -115,3 +115,14 @@ def test_a_tls_certificate_or_key_that_cannot_be_used_stops_start_up_with_the_re
 def test_srtp_without_tls_is_refused_since_its_keys_would_travel_in_clear():
     with pytest.raises(SettingsError, match="AGENT_SRTP=optional needs AGENT_SIP_TLS_PORT"):
         parse([], {"AGENT_SRTP": "optional"})
+
+
+def test_an_expired_certificate_stops_start_up_with_its_date(tls_pair):
+    import datetime
+
+    from agent.sip.security import TlsError, check_pem
+
+    later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=3)  # the pair is valid for one day
+    with pytest.raises(TlsError, match="expired on"):
+        check_pem(tls_pair / "a.pem", tls_pair / "a.key", now=later)
+    check_pem(tls_pair / "a.pem", tls_pair / "a.key")  # self-signed and within its dates: fine

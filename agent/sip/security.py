@@ -9,9 +9,12 @@ to use SRTP only on calls signalled over TLS; a plain-RTP offer under `mandatory
 
 from __future__ import annotations
 
+import datetime
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
+
+from cryptography import x509
 
 SRTP_MODES = ("off", "optional", "mandatory")
 HANDSHAKE_TIMEOUT_MS = 5000
@@ -29,8 +32,11 @@ class TlsConfig:
     key: Path
 
 
-def check_pem(cert: Path, key: Path) -> None:
-    """Raise TlsError unless `cert` (a PEM chain) and `key` (its PEM private key, unencrypted) load together."""
+def check_pem(cert: Path, key: Path, now: datetime.datetime | None = None) -> None:
+    """Raise TlsError unless `cert` (a PEM chain) and `key` (its PEM private key, unencrypted) load together and
+    the certificate is within its dates: OpenSSL serves an expired one without a word, and every peer that
+    verifies it then fails the handshake. A self-signed certificate is accepted (peers that trust it, or do
+    not verify, can call)."""
     for name, path in (("certificate", cert), ("key", key)):
         if not path.is_file():
             raise TlsError(f"the TLS {name} file {path} does not exist")
@@ -42,6 +48,12 @@ def check_pem(cert: Path, key: Path) -> None:
                        f"({exc.reason or exc})") from None
     except OSError as exc:
         raise TlsError(f"{cert} or {key} cannot be read ({exc.strerror or exc})") from None
+    leaf = x509.load_pem_x509_certificate(cert.read_bytes())
+    now = now or datetime.datetime.now(datetime.UTC)
+    if now > leaf.not_valid_after_utc:
+        raise TlsError(f"the certificate in {cert} expired on {leaf.not_valid_after_utc:%Y-%m-%d}")
+    if now < leaf.not_valid_before_utc:
+        raise TlsError(f"the certificate in {cert} is not valid before {leaf.not_valid_before_utc:%Y-%m-%d}")
 
 
 def tls_transport(host: str, tls: TlsConfig):

@@ -99,3 +99,16 @@ def test_the_installed_module_says_what_it_holds():
     else:
         assert (installed.max_calls, installed.ioqueue_sockets) == (4, 64)
     assert str(installed.max_calls) in installed.describe()
+
+
+def test_without_the_source_it_says_why_in_one_line_and_keeps_the_installed_pjsua2(tmp_path, monkeypatch, capsys):
+    from agent.sip.pjproject import __main__ as command
+
+    monkeypatch.setattr(build, "debian_mirrors", lambda: [])
+    monkeypatch.setattr(build, "missing_prerequisites", lambda: [])
+    before = command.installed_version()
+    assert command.main(["--cache", str(tmp_path)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("pjsua2: not built from source: no Debian mirror") and "4 calls" in line
+    assert command.installed_version() == before
+    assert command.main(["--cache", str(tmp_path), "--require"]) == 1  # the image build stops instead

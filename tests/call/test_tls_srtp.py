@@ -1,6 +1,6 @@
 """SIP over TLS with SRTP, against a real softphone: baresip dials the agent's TLS port with SDES-SRTP and hears
-the answer; under AGENT_SRTP=mandatory a plain-RTP offer is refused with 488; connections that never finish
-their TLS handshake hold no call slot."""
+the answer; under AGENT_SRTP=mandatory a plain-RTP offer is refused with 488; connections that never start
+their TLS handshake hold no call slot and are dropped after the handshake timeout."""
 
 import socket
 import subprocess
@@ -91,11 +91,13 @@ def baresip_call(folder: Path, question: Path, target: str, cafile: Path, second
 def test_a_tls_call_with_srtp_is_answered_and_heard_while_unfinished_handshakes_wait(secure_agent, certificate,
                                                                                     questions, models, tmp_path):
     port = tls_port(secure_agent)
-    # More half-open TLS connections than the agent has call slots: they must not keep a caller out.
-    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(6)]
+    # A hundred connections that never start their TLS handshake, far more than the agent's call slots: they
+    # must not keep a caller out, and the agent drops each once its handshake timeout has passed.
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(100)]
     try:
         output = baresip_call(tmp_path / "caller", questions["hours"], f"sip:agent@127.0.0.1:{port};transport=tls",
                               certificate[0], 24, "srtp-mand")
+        assert all(_closed_by_peer(connection) for connection in idle)
     finally:
         for connection in idle:
             connection.close()
@@ -106,6 +108,16 @@ def test_a_tls_call_with_srtp_is_answered_and_heard_while_unfinished_handshakes_
     assert "monday to friday" in heard(models, {"received": received}), output[-2000:]
     (answered,) = secure_agent.wait_for("call.media", 1, timeout=5)[-1:]
     assert answered["codec"].upper().startswith("PCMU")
+
+
+def _closed_by_peer(connection: socket.socket) -> bool:
+    connection.settimeout(2)
+    try:
+        return connection.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
 
 
 def test_a_plain_rtp_offer_is_refused_with_488_under_mandatory_srtp(secure_agent, certificate, questions, tmp_path):

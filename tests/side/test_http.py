@@ -49,10 +49,11 @@ def test_readiness_flips_to_200_once_models_kb_and_sip_are_up(side_agent):
     first_code, first_body = side_agent.readiness_seen[0]
     assert first_code == 503 and first_body["ready"] is False and first_body["reasons"]
     code, body = side_agent.readiness_seen[-1]
-    assert code == 200 and {k: body[k] for k in ("ready", "reasons", "spare_calls")} == {
-        "ready": True, "reasons": {}, "spare_calls": 4}
-    # Which SIP stack answers, and what it holds (PyPI's wheel: 4 calls).
+    # Which SIP stack answers, and what it holds (PyPI's wheel: 4 calls); nothing measured yet, so the spare
+    # calls are AGENT_MAX_CALLS's default, 8, cut to that.
     assert body["pjsua2"]["max_calls"] == (64 if body["pjsua2"]["from_source"] else 4)
+    assert code == 200 and {k: body[k] for k in ("ready", "reasons", "spare_calls")} == {
+        "ready": True, "reasons": {}, "spare_calls": min(8, body["pjsua2"]["max_calls"])}
     assert side_agent.http("GET", "/healthz").json() == {"status": "alive"}
 
 
@@ -158,14 +159,19 @@ def test_unknown_call_is_404(side_agent):
     assert side_agent.http("GET", "/calls/nope", TOKEN).status_code == 404
 
 
-def test_a_declined_question_is_in_the_unanswered_report(side_agent, models, questions, tmp_path):
+def test_an_out_of_kb_question_is_in_the_unanswered_report(side_agent, models, questions, tmp_path):
     place_call(side_agent, tmp_path, "--question", str(questions["pizza"]), duration=10)
     time.sleep(0.5)
     assert side_agent.http("GET", "/reports/unanswered").status_code == 401
     report = side_agent.http("GET", "/reports/unanswered", TOKEN).json()
     pizza = next(g for g in report["groups"] if "pizza" in g["question"].lower())
     latest = side_agent.http("GET", "/calls", TOKEN).json()["calls"][0]
-    assert pizza["count"] == 1 and pizza["declined"] == 1 and pizza["calls"] == [latest["id"]]
+    assert pizza["count"] == 1 and pizza["calls"] == [latest["id"]]
+    # Declined, or asked again when Whisper was unsure of what it heard (a logprob near the line): the report
+    # counts the turn as the call record has it.
+    (turn,) = side_agent.http("GET", f"/calls/{latest['id']}", TOKEN).json()["turns"]
+    assert turn["outcome"] in ("declined", "asked again")
+    assert pizza[{"declined": "declined", "asked again": "asked_again"}[turn["outcome"]]] == 1
 
 
 def test_call_records_survive_a_restart(side_agent, settings):  # last: it stops the module's agent
