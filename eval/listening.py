@@ -67,21 +67,25 @@ def measure(agent: AgentProcess, calls: int, seconds: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.listening", description=__doc__.splitlines()[0])
     parser.add_argument("--calls", default="0,1,4", help="silent calls at once, one level after another (0: the "
-                        "agent alone; at most 4)")
+                        "agent alone; at most what pjsua2 holds: python -m agent check)")
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--kb", type=Path, default=Path("kb"))
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
+    from agent.sip.build_info import installed
 
     settings = settings_module.parse([], os.environ)
+    levels = [int(n) for n in args.calls.split(",")]
+    if max(levels) > installed().max_calls:
+        parser.error(f"{max(levels)} calls: {installed().describe()}")
     with tempfile.TemporaryDirectory(prefix="listening-agent-") as scratch:
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
-                             kb_dir=args.kb.resolve(), max_calls=4, inactivity_s=int(args.seconds) + 60, cpu_target=0,
-                             speech_prerender="true")
+                             kb_dir=args.kb.resolve(), max_calls=max(1, *levels), inactivity_s=int(args.seconds) + 60,
+                             cpu_target=0, speech_prerender="true")
         try:
             agent.wait_for("speech.prerendered", 1, timeout=600)  # its rendering is not a call's cost
-            for calls in (int(n) for n in args.calls.split(",")):
+            for calls in levels:
                 print(json.dumps(measure(agent, calls, args.seconds)), flush=True)
         finally:
             agent.stop()
