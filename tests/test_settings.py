@@ -81,14 +81,11 @@ def test_addresses_the_agent_cannot_use_are_refused(env, message):
 
 @pytest.fixture(scope="module")
 def tls_pair(tmp_path_factory):
-    import subprocess
+    from tests.conftest import self_signed
 
     folder = tmp_path_factory.mktemp("pem")
     for name in ("a", "b"):
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
-                        str(folder / f"{name}.key"), "-out", str(folder / f"{name}.pem"), "-days", "1", "-subj",
-                        "/CN=127.0.0.1"],
-                       check=True, capture_output=True)
+        self_signed(folder, name, days=1)
     return folder
 
 

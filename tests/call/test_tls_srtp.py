@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from eval.caller import load_wav
+from tests.conftest import self_signed
 from tests.peers import AgentProcess, heard, next_ports
 
 BARESIP_CONFIG = """poll_method epoll
@@ -45,12 +46,7 @@ snd_path {recordings}
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its key (as an operator's test certificate would be)."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    return cert, key
+    return self_signed(tmp_path_factory.mktemp("tls"), "agent")
 
 
 @pytest.fixture(scope="module")

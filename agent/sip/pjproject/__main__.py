@@ -12,7 +12,6 @@ wheel fails to install, or (with --require, as the Dockerfile's build stage runs
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -26,15 +25,11 @@ from agent.sip.pjproject.build import HERE, Unavailable, load_pin
 REPO = HERE.parents[2]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def cached_wheel(cache: Path, key: str) -> Path | None:
     """The wheel built for `key`, when it is there and matches the sha256 recorded beside it."""
     for wheel in cache.glob(f"pjsua2_python-*+src.{key}-*.whl"):
         stamp = wheel.with_name(wheel.name + ".sha256")
-        if stamp.is_file() and stamp.read_text().strip() == _sha256(wheel):
+        if stamp.is_file() and stamp.read_text().strip() == steps.sha256_of(wheel):
             return wheel
     return None
 
@@ -53,7 +48,7 @@ def build(cache: Path, key: str) -> Path:
           flush=True)
     bindings, module = steps.compile_module(tarball, cache / "work", config_site, log)
     wheel = steps.make_wheel(bindings, module, pin, steps.config_limits(config_site), key, cache)
-    wheel.with_name(wheel.name + ".sha256").write_text(_sha256(wheel) + "\n")
+    wheel.with_name(wheel.name + ".sha256").write_text(steps.sha256_of(wheel) + "\n")
     shutil.rmtree(cache / "work", ignore_errors=True)  # the wheel holds all that is needed
     print(f"pjsua2: built {wheel.name} in {time.monotonic() - started:.0f} s", flush=True)
     return wheel

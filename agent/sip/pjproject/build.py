@@ -91,14 +91,16 @@ def debian_mirrors(apt_dir: Path = Path("/etc/apt")) -> list[str]:
     return found
 
 
-def verified(path: Path, size: int, sha256: str) -> bool:
-    if not path.is_file() or path.stat().st_size != size:
-        return False
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest() == sha256
+    return digest.hexdigest()
+
+
+def verified(path: Path, size: int, sha256: str) -> bool:
+    return path.is_file() and path.stat().st_size == size and sha256_of(path) == sha256
 
 
 def fetch(pin: Pin, downloads: Path, mirrors: list[str]) -> Path:
