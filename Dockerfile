@@ -8,7 +8,7 @@
 FROM python:3.11-slim-bookworm AS pjsua2
 RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential swig pkg-config xz-utils libsrtp2-dev \
-       libspeex-dev libspeexdsp-dev libgsm1-dev libopus-dev libsamplerate0-dev libssl-dev uuid-dev \
+       libspeex-dev libspeexdsp-dev libgsm1-dev libopus-dev libssl-dev uuid-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 COPY agent/__init__.py ./agent/
@@ -36,7 +36,7 @@ WORKDIR /app
 # The shared libraries the pjsua2 module links (Debian's codecs, SRTP and OpenSSL).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libsrtp2-1 libspeex1 libspeexdsp1 libgsm1 libopus0 \
-       libsamplerate0 libssl3 libuuid1 \
+       libssl3 libuuid1 \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin agent \
     && mkdir -p /var/lib/agent /opt/agent/models \

@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium
 # What pjsua2 is built from source with: Debian's codec and crypto libraries (agent/sip/pjproject).
 BUILD_DEBS := build-essential swig pkg-config xz-utils libsrtp2-dev libspeex-dev libspeexdsp-dev libgsm1-dev \
-	libopus-dev libsamplerate0-dev libssl-dev uuid-dev
+	libopus-dev libssl-dev uuid-dev
 
 .PHONY: run test install models pjsua2 debs build-debs lint
 

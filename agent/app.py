@@ -10,12 +10,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
 from agent.call.endpointing import EndpointConfig
+from agent.call.listen import ListenClock
 from agent.call.message import MessageConfig
 from agent.call.prerender import Prerenderer
 from agent.call.record import CallReporter
@@ -67,9 +67,10 @@ class Agent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._prerender_task: asyncio.Task | None = None
         self._capacity_task: asyncio.Task | None = None
-        # Every call's VAD windows on one thread of their own: 0.2 ms each, never behind a Whisper decode,
-        # a record write or a re-index.
-        self._vad_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad")
+        # Every call's VAD windows on one thread of their own, never behind a Whisper decode, a record write or
+        # a re-index.
+        self._listening = ListenClock(models.vad.run, settings.listen_tick_ms / 1000,
+                                      settings.listen_quiet_tick_ms / 1000)
 
     @property
     def sip_listening(self) -> bool:
@@ -142,6 +143,7 @@ class Agent:
             await asyncio.wait(self._tasks, timeout=5)
         if self._endpoint is not None:
             await asyncio.to_thread(self._endpoint.stop)
+        self._listening.stop()
 
     def _new_call(self, leg: CallLeg) -> CallObserver | None:
         """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
@@ -181,13 +183,13 @@ class Agent:
         try:
             session = CallSession(
                 leg, self._loop, transcriber=self.models.transcriber, knowledge=self.knowledge[profile.name],
-                voice=self.voices[profile.voice], phrases=self._phrases[profile.name], vad=self.models.new_vad(),
+                voice=self.voices[profile.voice], phrases=self._phrases[profile.name], listening=self._listening,
                 turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
                                        barge_in_ms=s.vad_barge_in_ms),
                 models=self.workers.lane(Priority.URGENT), speculative=self.workers.lane(Priority.SPECULATIVE),
                 memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
-                reporter=self.reporter, vad_pool=self._vad_pool, model_deadline_s=s.model_deadline_s,
+                reporter=self.reporter, model_deadline_s=s.model_deadline_s,
                 message_config=MessageConfig(s.message_max_s, s.message_silence_s),
                 transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
                 endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,

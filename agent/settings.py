@@ -136,6 +136,12 @@ class Settings:
     vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
                                    "VAD_MIN_SPEECH_MS).", low=64, high=2000)
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
+    listen_tick_ms: int = setting(32, "How often the audio of a call where someone speaks is cut into VAD windows and "
+                                  "judged, all such calls in one pass (call/listen.py): adds up to this much to the "
+                                  "end of a turn and to a barge-in.", low=20, high=200)
+    listen_quiet_tick_ms: int = setting(128, "The same for a call where nobody speaks (at least LISTEN_TICK_MS): "
+                                        "longer costs less CPU per call and only delays noticing that speech "
+                                        "started.", low=20, high=500)
 
     # --- calls
     max_calls: int = setting(8, "Concurrent calls; the next INVITE gets 486 Busy Here. The default is what one "

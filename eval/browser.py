@@ -163,10 +163,10 @@ def main(argv: list[str] | None = None) -> int:
                 folder.mkdir(parents=True, exist_ok=True)
                 timeline = run_call(agent, case.id, [case], args.out, "pcmu", VOICES[n % len(VOICES)])
                 sip.extend(score_call([case], timeline, args.out / "calls" / case.id, transcriber,
-                                      lambda: SileroVad(resolved["vad"].location), hint))
+                                      lambda: SileroVad.open(resolved["vad"].location), hint))
                 question = question_audio(case, folder, VOICES[n % len(VOICES)])
                 browser.append(ask_in_browser(agent, case, question, folder / "browser",
-                                              SileroVad(resolved["vad"].location)))
+                                              SileroVad.open(resolved["vad"].location)))
                 print(f"[{n + 1}/{len(chosen)}] {case.id}: sip {sip[-1].get('latency_ms')} ms, browser "
                       f"{browser[-1].get('latency_ms')} ms (in {browser[-1].get('way_in_ms')}, agent "
                       f"{browser[-1].get('agent_ms')}, out {browser[-1].get('way_out_ms')})", flush=True)

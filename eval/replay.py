@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                 timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line,
                                     args.transport, repeats)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
-                                    lambda: SileroVad(resolved["vad"].location), hint)
+                                    lambda: SileroVad.open(resolved["vad"].location), hint)
                 join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
                     f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
@@ -413,7 +413,7 @@ def main_recorded(args: argparse.Namespace) -> int:
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
     rows = score_recording(group, legs, scorer(resolved["asr"]),
-                           lambda: SileroVad(resolved["vad"].location), kb_hint(args.kb))
+                           lambda: SileroVad.open(resolved["vad"].location), kb_hint(args.kb))
     report = {"summary": summarize(rows), "cases": rows, "recording": str(args.recording), "tick_ms": TICK_MS}
     args.out.mkdir(parents=True, exist_ok=True)
     write_reports(report, args.out)

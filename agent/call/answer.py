@@ -44,7 +44,8 @@ class Replies:
                  leg: CallTransport, reporter: TurnReporter, deadline_s: float, apology: np.ndarray,
                  say: Callable[[np.ndarray], None], execute: Callable[[list[Command]], None],
                  speculated: Callable[[int, Prepared], None] = lambda window, prepared: None) -> None:
-        """`speculated(window, prepared)`: a reply prepared during the pause after `window` is ready."""
+        """`speculated(window, prepared)`: a reply being prepared during the pause after `window` knows what was
+        heard and what the KB makes of it (its voice may still be rendering)."""
         self._pipeline, self._memory, self._core, self._call, self._leg = pipeline, memory, core, call, leg
         self._reporter, self._deadline_s, self._apology = reporter, deadline_s, apology
         self._say, self._execute, self._speculated = say, execute, speculated
@@ -68,10 +69,9 @@ class Replies:
         """Prepare the answer while the hangover runs; used if the caller stays quiet, dropped if not."""
         self.drop_speculation()
         cancelled = threading.Event()
-        task = asyncio.create_task(prepare(self._pipeline, self._memory, pause.audio, cancelled,
-                                           self._core.clarified, speculative=True))
-        task.add_done_callback(lambda done: None if done.cancelled() or cancelled.is_set()
-                               else self._speculated(pause.window, done.result()))
+        task = asyncio.create_task(prepare(
+            self._pipeline, self._memory, pause.audio, cancelled, self._core.clarified, speculative=True,
+            understood=lambda prepared: None if cancelled.is_set() else self._speculated(pause.window, prepared)))
         self._speculative = (pause.window, task, cancelled)
 
     def answer(self, utterance: SpeechEnded) -> None:

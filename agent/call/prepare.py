@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -59,9 +60,12 @@ class Prepared:
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
                   clarified: Clarified = UNCLARIFIED, speculative: bool = False,
-                  heard: Transcript | None = None) -> Prepared:
+                  heard: Transcript | None = None,
+                  understood: Callable[[Prepared], None] = lambda prepared: None) -> Prepared:
     """`clarified`: what this question was asked already (see understand); `heard`: the utterance's transcript
-    when it was already made (a speculative preparation refused after its decode), so it is not decoded again."""
+    when it was already made (a speculative preparation refused after its decode), so it is not decoded again;
+    `understood(prepared)`: told once what was heard and what the KB makes of it are known, before the reply
+    is rendered (the end of the turn is judged on them, and need not wait for the voice)."""
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
@@ -71,10 +75,12 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
                 executor, lambda: pipeline.transcriber.transcribe(
                     audio, pipeline.knowledge.vocabulary_hint(), hypotheses=pipeline.transcriber.beam_size))
         if len(prepared.transcript.text.strip(" .?!,")) < 2:
+            understood(prepared)
             return prepared
         stage = "answer"
         readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript)
         prepared.understanding = understand(prepared.transcript, readings, clarified)
+        understood(prepared)
         if prepared.action is Action.ASK_AGAIN:
             return prepared
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)

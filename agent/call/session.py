@@ -36,20 +36,28 @@ from agent.call.commands import (
 from agent.call.core import CallCore, CallState
 from agent.call.endpointing import EndpointConfig, Endpointer, judge
 from agent.call.limits import CallLimits
-from agent.call.listen import Listener, Window
+from agent.call.listen import ListenClock, Listener, Window
 from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
 from agent.call.prepare import Pipeline, Prepared
 from agent.call.record import CallRecord, CallReporter
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.transport import RATE, CallTransport
-from agent.call.turns import WINDOW_MS, Event, SpeechEnded, SpeechResumed, SpeechStarted, TurnConfig, TurnDetector
+from agent.call.turns import (
+    WINDOW_MS,
+    Event,
+    SpeechEnded,
+    SpeechResumed,
+    SpeechStarted,
+    TurnConfig,
+    TurnDetector,
+    TurnState,
+)
 from agent.call.voice import Phrases, Voice
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.speech.asr import Transcriber
-from agent.speech.vad import SileroVad
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +73,20 @@ class CallSession:
     """Runs one call until it ends; `run()` is its task."""
 
     def __init__(self, leg: CallTransport, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
-                 knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, vad: SileroVad, turn_config: TurnConfig,
-                 models: Executor, memory: CallMemory, echo_gate_db: float, inactivity_s: float, max_call_s: float,
-                 dead_call_s: float, reporter: CallReporter, vad_pool: Executor | None = None,
+                 knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, listening: ListenClock,
+                 turn_config: TurnConfig, models: Executor, memory: CallMemory, echo_gate_db: float,
+                 inactivity_s: float, max_call_s: float, dead_call_s: float, reporter: CallReporter,
                  model_deadline_s: float = 10.0, speculative: Executor | None = None,
                  message_config: MessageConfig | None = None, transfer_to: str = "",
                  transfer_digit: str = "", endpoint_config: EndpointConfig | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
-        during a pause (see call/workers; default: `models`); `vad_pool`: VAD's own (default: `models`), so a
-        busy model pool never delays the turn-taking of any call."""
+        during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
+        behind the model pool, so a busy one never delays the turn-taking of any call."""
         self.leg, self._loop = leg, loop
         pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models)
         self._transcriber, self._models = transcriber, models
         self._phrases = phrases
-        self._listener, self._turns = Listener(vad, vad_pool or models, echo_gate_db), TurnDetector(turn_config)
+        self._listener, self._turns = Listener(listening, echo_gate_db), TurnDetector(turn_config)
         self._model_deadline_s = model_deadline_s
         self._core = CallCore(CallLimits(loop.time(), inactivity_s, max_call_s, dead_call_s), transfer_digit,
                               transfer_to if leg.can_transfer else "")
@@ -111,7 +119,7 @@ class CallSession:
         self._loop.call_soon_threadsafe(self._dtmf, digit)
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
-        self._loop.call_soon_threadsafe(self._listener.push, pcm, outbound_rms)
+        self._listener.push(pcm, outbound_rms)  # no hop: the listening clock takes it on its next tick
 
     def on_transfer(self, status: int, reason: str, final: bool) -> None:
         self._loop.call_soon_threadsafe(self._transfer_status, status, f"{status} {reason}".strip(), final)
@@ -199,6 +207,11 @@ class CallSession:
     def agent_speaking(self) -> bool:
         return self._replies.busy or self.leg.playout.pending_frames > 0
 
+    def _attentive(self) -> bool:
+        """Whether the caller's audio must be judged at once (read from the listening clock's thread): someone is
+        speaking, a reply is on its way, or a message is being left."""
+        return self._turns.state is not TurnState.QUIET or self.agent_speaking or self._messages.recording
+
     def _interrupt(self) -> int:
         """Barge-in and hold: silence from the next frame on, and stop making the rest of the answer."""
         dropped = self.leg.playout.clear()
@@ -210,7 +223,8 @@ class CallSession:
         self._reporter.call_started(self.record)
         watchdog = asyncio.create_task(self._watch_limits())
         try:
-            async for window in self._listener.windows(held=lambda: self._core.state is CallState.HELD):
+            async for window in self._listener.windows(held=lambda: self._core.state is CallState.HELD,
+                                                       attentive=self._attentive):
                 self._on_window(window)
         except Exception as exc:
             # The audio path broke: a silent line helps nobody, so the call ends, recorded as failed.

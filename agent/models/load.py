@@ -14,7 +14,7 @@ from agent.models.verify import ResolvedModel, resolve
 from agent.settings import Settings
 from agent.speech.asr import Transcriber
 from agent.speech.tts import Synthesizer
-from agent.speech.vad import SileroVad
+from agent.speech.vad import SileroModel, SileroVad
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +39,17 @@ def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
 
 @dataclass
 class Models:
-    """The loaded models shared by all calls. VAD state is per call, so only its path is shared."""
+    """The loaded models shared by all calls (VAD state is per call, its model shared)."""
 
     resolved: dict[str, ResolvedModel]
     transcriber: Transcriber
     synthesizer: Synthesizer
     embedder: Embedder
+    vad: SileroModel
     load_seconds: dict[str, float]
 
     def new_vad(self) -> SileroVad:
-        return SileroVad(self.resolved["vad"].location)
+        return SileroVad(self.vad)
 
 
 def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
@@ -70,8 +71,8 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
     synthesizer = timed("tts", lambda: Synthesizer(resolved["tts"], download_dir=hub_dir))
     architecture = ARCHITECTURES.get(settings.embed_model, settings.embed_model)
     embedder = timed("embedder", lambda: Embedder(resolved["embedder"], architecture, threads=settings.model_threads))
-    timed("vad", lambda: SileroVad(resolved["vad"].location))
-    return Models(resolved, transcriber, synthesizer, embedder, seconds)
+    vad = timed("vad", lambda: SileroModel(resolved["vad"].location))
+    return Models(resolved, transcriber, synthesizer, embedder, vad, seconds)
 
 
 def load_voices(settings: Settings, names: set[str], loaded: Synthesizer | None = None) -> dict[str, Synthesizer]:

@@ -63,10 +63,9 @@ read_vector = _vector_reader()
 def configure_bridge(config: pj.EpConfig) -> None:
     """The conference bridge every call's audio crosses: BRIDGE_RATE, no silence suppression, no echo
     canceller (the echo gate does that job), and quality 4: a G.711 call's 8 kHz audio is resampled with
-    pjmedia's small filter (libsamplerate's medium sinc in the agent's build) rather than its largest (the best
-    sinc at pjsua's default 8), which halved the media clock's cost per silent call (eval.listening, 16 calls:
-    0.021 to 0.011 of a core) for telephone-band speech that either keeps whole; G.711 and G.722 have no
-    quality setting of their own. Shared with eval.bridge_path."""
+    pjmedia's small filter (speexdsp's resampler at its level 7 in the agent's build; 10 at pjsua's default 8)
+    for telephone-band speech that either keeps whole; G.711 and G.722 have no quality setting of their own.
+    Shared with eval.bridge_path."""
     config.medConfig.clockRate = BRIDGE_RATE
     config.medConfig.sndClockRate = BRIDGE_RATE
     config.medConfig.noVad = True

@@ -17,7 +17,7 @@ from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
 from agent.sip.port import BRIDGE_RATE, FRAME_SAMPLES
 from agent.speech.asr import Transcript
-from tests.call.test_session import NoSip, Recorder
+from tests.call.test_session import NoSip, Recorder, listening
 from tests.conftest import synthesize_caller
 
 SCRIPT = ["Can I order a large pepperoni pizza?", "What will the weather be like tomorrow?", "Yes please.",
@@ -76,7 +76,7 @@ def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bund
     async def scenario():
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(None), 0)
         session = CallSession(leg, asyncio.get_running_loop(), transcriber=ScriptedTranscriber(),
-                              knowledge=bundled_kb, voice=voice, phrases=phrases, vad=models.new_vad(),
+                              knowledge=bundled_kb, voice=voice, phrases=phrases, listening=clock,
                               turn_config=TurnConfig(), models=ThreadPoolExecutor(1), memory=CallMemory(),
                               echo_gate_db=-9, inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
                               speculative=AlwaysBusy(), message_config=MessageConfig(silence_s=0.5))
@@ -88,7 +88,8 @@ def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bund
         session.on_ended("200 Normal call clearing")
         return after_second, after_yes, await task
 
-    after_second, after_yes, record = asyncio.run(scenario())
+    with listening(models.vad.run) as clock:
+        after_second, after_yes, record = asyncio.run(scenario())
     decline = bundled_kb.chunks(bundled_kb.compose(CallMemory(), SCRIPT[1]))[0].spoken
     assert [t.outcome for t in record.turns] == ["answered", "answered", "message requested", "message taken"]
     assert record.turns[0].abstained and record.turns[1].abstained and decline.startswith("Sorry")

@@ -2,13 +2,16 @@
 (real VAD, voice and KB; only the speech recogniser is replaced, by one that fails or mishears)."""
 
 import asyncio
+import threading
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
 from agent.call.endpointing import EndpointConfig
+from agent.call.listen import ListenClock
 from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Voice
@@ -59,14 +62,54 @@ class NoSip:
 class FailingVad:
     """A VAD whose model breaks mid-call (after half a second of audio)."""
 
-    def __init__(self, vad):
-        self._vad, self._windows = vad, 0
+    def __init__(self, run):
+        self._run, self._windows = run, 0
 
-    def window_probability(self, samples):
-        self._windows += 1
+    def __call__(self, windows, state):
+        self._windows += len(windows)
         if self._windows > 15:
             raise RuntimeError("onnxruntime session lost")
-        return self._vad.window_probability(samples)
+        return self._run(windows, state)
+
+
+class ModelThread(ThreadPoolExecutor):
+    """The test's one model thread, which tells whether anything is running or waiting on it."""
+
+    def __init__(self):
+        super().__init__(1)
+        self._lock, self.in_flight = threading.Lock(), 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self._lock:
+            self.in_flight += 1
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(self._done)
+        return future
+
+    def _done(self, future):
+        with self._lock:
+            self.in_flight -= 1
+
+
+async def until_idle(pools):
+    """Until no model work is running or about to be submitted (a stage that just finished submits the next one
+    on the loop, so idleness is seen twice, a few milliseconds apart)."""
+    while True:
+        await asyncio.sleep(0.005)
+        if all(pool.in_flight == 0 for pool in pools):
+            await asyncio.sleep(0.005)
+            if all(pool.in_flight == 0 for pool in pools):
+                return
+
+
+@contextmanager
+def listening(vad_run):
+    """The listening clock a session hears through, ticking as the agent's does; stopped afterwards."""
+    clock = ListenClock(vad_run, 0.04)
+    try:
+        yield clock
+    finally:
+        clock.stop()
 
 
 class UnsureTranscriber:
@@ -78,7 +121,7 @@ class UnsureTranscriber:
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
-def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_calls=None, speculative=None,
+def run_call(models, knowledge, transcriber, tmp_path, until, vad_run=None, leg_calls=None, speculative=None,
              question="What are your opening hours?", endpoint_config=None, pause_ms=0, engine="espeak-ng",
              memory=None):
     """One spoken question into a real session (with `pause_ms` of silence at its " … ", if any); returns the
@@ -92,23 +135,39 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad=None, leg_call
     phrases = voice.phrases("Hello.")
     recorder = Recorder()
 
+    clock, pools = ListenClock(vad_run or models.vad.run, 0.04, running=False), [ModelThread()]
+    pools += [speculative.pool] if isinstance(speculative, BusyAfterFirst) else []
+
+    async def ticking(task):
+        while not task.done():
+            clock.step()
+            await asyncio.sleep(0.02)
+
     async def scenario():
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(leg_calls), 0)
         session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
-                              voice=voice, phrases=phrases, vad=vad or models.new_vad(), turn_config=TurnConfig(),
-                              models=ThreadPoolExecutor(1), memory=memory or CallMemory(), echo_gate_db=-9,
+                              voice=voice, phrases=phrases, listening=clock, turn_config=TurnConfig(),
+                              models=pools[0], memory=memory or CallMemory(), echo_gate_db=-9,
                               inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
                               speculative=speculative, endpoint_config=endpoint_config)
         task = asyncio.create_task(session.run())
-        for start in range(0, len(speech), FRAME_SAMPLES):
+        # The line waits for the models before each tick: every decision is made as if the models answered at
+        # once, so what is tested is the logic, never this machine's speed.
+        for n, start in enumerate(range(0, len(speech), FRAME_SAMPLES)):
             session.on_frame(speech[start:start + FRAME_SAMPLES], 0.0)
+            if n % 2 == 1:
+                await until_idle(pools)
+                clock.step()
+        ticks = asyncio.create_task(ticking(task))
         for _ in range(200):
             await asyncio.sleep(0.05)
             if until(recorder) or task.done():
                 break
         queued = leg.playout.pending_frames
         session.on_ended("200 Normal call clearing")
-        return queued, await task
+        record = await task
+        await ticks
+        return queued, record
 
     queued, record = asyncio.run(scenario())
     return queued, record, recorder, phrases
@@ -133,7 +192,7 @@ def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models
 def test_a_broken_audio_path_hangs_up_and_the_record_says_why(models, bundled_kb, tmp_path):
     sent_to_sip = []
     _, record, recorder, _ = run_call(models, bundled_kb, UnsureTranscriber(), tmp_path, lambda r: r.ended,
-                                      vad=FailingVad(models.new_vad()), leg_calls=sent_to_sip)
+                                      vad_run=FailingVad(models.vad.run), leg_calls=sent_to_sip)
     assert record.outcome == "failed: audio" and recorder.errors == ["audio"] and recorder.ended == [record]
     assert sent_to_sip, "no hang-up was sent to the SIP thread"
 
@@ -152,12 +211,12 @@ class BusyAfterFirst(Executor):
     """Model workers with room for the speculative decode, then busy for the rest of the speculative reply."""
 
     def __init__(self):
-        self._pool, self._submitted = ThreadPoolExecutor(1), 0
+        self.pool, self._submitted = ModelThread(), 0
 
     def submit(self, fn, /, *args, **kwargs):
         self._submitted += 1
         if self._submitted == 1:
-            return self._pool.submit(fn, *args, **kwargs)
+            return self.pool.submit(fn, *args, **kwargs)
         refused = Future()
         refused.set_exception(Busy("no worker free"))
         return refused

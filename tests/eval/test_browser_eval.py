@@ -10,19 +10,19 @@ def test_the_page_level_end_is_moved_to_where_the_vad_says_the_question_ended(re
     from agent.speech.vad import SileroVad
 
     pcm, tail = load_wav(questions["hours"]), np.zeros(16000, np.int16)
-    offset = level_end_to_vad_end_ms(np.concatenate([pcm, tail]), SileroVad(resolved["vad"].location))
+    offset = level_end_to_vad_end_ms(np.concatenate([pcm, tail]), SileroVad.open(resolved["vad"].location))
     # Silero's probability trails the sound by a few 32 ms windows: its end comes after the last loud stretch.
     assert 0 < offset < 300
     # The offset belongs to the question, not to where it sits in the microphone's audio.
     later = level_end_to_vad_end_ms(np.concatenate([np.zeros(8000, np.int16), pcm, tail]),
-                                    SileroVad(resolved["vad"].location))
+                                    SileroVad.open(resolved["vad"].location))
     assert abs(later - offset) <= 32
 
 
 def test_silence_has_no_offset(resolved):
     from agent.speech.vad import SileroVad
 
-    assert level_end_to_vad_end_ms(np.zeros(16000, np.int16), SileroVad(resolved["vad"].location)) == 0.0
+    assert level_end_to_vad_end_ms(np.zeros(16000, np.int16), SileroVad.open(resolved["vad"].location)) == 0.0
 
 
 def test_the_gap_is_the_browser_median_less_the_sip_median():
