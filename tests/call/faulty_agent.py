@@ -8,19 +8,19 @@ the agent is the real one (tests/call/test_audio_fault.py calls it from a real S
 import sys
 
 from agent.__main__ import main
-from agent.speech.vad import SileroVad
+from agent.speech.vad import SileroModel
 
-_heard = SileroVad.window_probability
+_run = SileroModel.run
 _windows_left = int(sys.argv[1])
 
 
-def _breaks_once(self: SileroVad, samples):
+def _breaks_once(self: SileroModel, windows, state):
     global _windows_left
-    _windows_left -= 1
-    if _windows_left == 0:
+    before, _windows_left = _windows_left, _windows_left - len(windows)
+    if before > 0 >= _windows_left:
         raise RuntimeError("onnxruntime session lost")
-    return _heard(self, samples)
+    return _run(self, windows, state)
 
 
-SileroVad.window_probability = _breaks_once
+SileroModel.run = _breaks_once
 sys.exit(main(["run"]))
