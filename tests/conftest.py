@@ -75,12 +75,9 @@ def synthesize_caller(tmp_path: Path, text: str, rate: int = 8000, engine: str =
     return pcm
 
 
-# Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
 def self_signed(folder: Path, name: str, days: int = 2) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its unencrypted key, made by openssl as an operator would:
     folder/NAME.pem and folder/NAME.key."""
-    import subprocess
-
     cert, key = folder / f"{name}.pem", folder / f"{name}.key"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
                     str(cert), "-days", str(days), "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
@@ -88,4 +85,5 @@ def self_signed(folder: Path, name: str, days: int = 2) -> tuple[Path, Path]:
     return cert, key
 
 
+# Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
 from tests.peers import agent, questions  # noqa: E402, F401 - pytest fixtures

@@ -218,8 +218,7 @@ class ListenClock:
             cut = listener.cut()
             if not len(cut.pcm):
                 return [None] if cut.closed else []
-            pcm = cut.pcm
-            samples = int16_to_float(pcm)
+            pcm, samples = cut.pcm, int16_to_float(cut.pcm)
             speech = self._vad_run(samples, listener.state)
         except Exception as exc:  # noqa: BLE001 - the call's audio path broke: the session ends the call
             return [exc]
