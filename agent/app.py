@@ -17,6 +17,7 @@ from agent.call.capacity import Capacity, CapacityConfig
 from agent.call.endpointing import EndpointConfig
 from agent.call.listen import ListenClock
 from agent.call.message import MessageConfig
+from agent.call.phrase import Phraser
 from agent.call.prerender import Prerenderer
 from agent.call.record import CallReporter
 from agent.call.session import CallSession
@@ -71,6 +72,8 @@ class Agent:
         # a re-index.
         self._listening = ListenClock(models.vad.run, settings.listen_tick_ms / 1000,
                                       settings.listen_quiet_tick_ms / 1000)
+        self.phraser = Phraser.from_settings(settings)
+        """An LLM phrasing answers for every call, or None (AGENT_LLM_URL unset)."""
 
     @property
     def sip_listening(self) -> bool:
@@ -144,6 +147,8 @@ class Agent:
         if self._endpoint is not None:
             await asyncio.to_thread(self._endpoint.stop)
         self._listening.stop()
+        if self.phraser is not None:
+            await self.phraser.client.close()
 
     def _new_call(self, leg: CallLeg) -> CallObserver | None:
         """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
@@ -193,7 +198,7 @@ class Agent:
                 message_config=MessageConfig(s.message_max_s, s.message_silence_s),
                 transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
                 endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
-                                               s.vad_early_end))
+                                               s.vad_early_end), phraser=self.phraser)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

@@ -97,6 +97,23 @@ class Settings:
     memory_chars: int = setting(1200, "Characters of a call remembered for follow-up questions.", low=100,
                                 high=20000)
 
+    # --- an optional language model that phrases answers (off unless LLM_URL is set; call/phrase.py)
+    llm_url: str = setting("", "Base URL of an OpenAI-compatible chat server (vLLM, Ollama, llama.cpp), e.g. "
+                           "http://127.0.0.1:8080/v1; empty: answers are KB sentences read aloud.")
+    llm_model: str = setting("default", "Model name sent to LLM_URL.")
+    llm_api_key: str | None = setting(None, "Bearer key for LLM_URL (or LLM_API_KEY_FILE).")
+    llm_api_key_file: Path | None = setting(None, "File holding the bearer key for LLM_URL.")
+    llm_connect_timeout_s: float = setting(1.0, "Longest wait to connect to LLM_URL.", low=0.05, high=30)
+    llm_read_timeout_s: float = setting(5.0, "Longest wait between two pieces of the LLM's streamed answer.",
+                                        low=0.1, high=120)
+    llm_first_sentence_ms: int = setting(1200, "From the end of the caller's turn: with no checked first sentence "
+                                         "from the LLM by then, the KB's own answer is spoken.", low=100,
+                                         high=10000)
+    llm_breaker_failures: int = setting(3, "Failed LLM answers in a row (errors, timeouts, garbage) after which it "
+                                        "is not asked for LLM_BREAKER_S.", low=1, high=100)
+    llm_breaker_s: float = setting(30.0, "How long the LLM is left alone after LLM_BREAKER_FAILURES.", low=1,
+                                   high=3600)
+
     # --- models: a manifest name (offline), a hub name (needs internet), or an explicit path
     asr_model: str = setting("whisper-tiny.en", "Speech recogniser: manifest name or faster-whisper hub name.")
     asr_model_path: Path | None = setting(None, "CTranslate2 Whisper directory; overrides ASR_MODEL.")
@@ -275,6 +292,11 @@ def _check_together(s: Settings) -> None:
         raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
+    if s.llm_url and not re.match(r"^https?://[^\s/]+", s.llm_url):
+        raise SettingsError(f"AGENT_LLM_URL: got {s.llm_url!r}, expected an http(s) URL such as "
+                            "http://127.0.0.1:8080/v1")
+    if s.llm_api_key_file is not None and not s.llm_api_key_file.is_file():
+        raise SettingsError(f"AGENT_LLM_API_KEY_FILE: {s.llm_api_key_file} is not a file")
     _check_tls(s)
 
 

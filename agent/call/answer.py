@@ -19,12 +19,14 @@ import numpy as np
 
 from agent.call.commands import Command, Confirm, SpeakReply, TurnOutcome
 from agent.call.core import CallCore
+from agent.call.phrase import Phrasing
 from agent.call.prepare import Pipeline, Prepared, prepare
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.transport import RATE, CallTransport
 from agent.call.turns import SpeechEnded, SpeechPaused
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
+from agent.knowledge.speakable import speakable
 from agent.logs import event
 
 log = logging.getLogger(__name__)
@@ -83,9 +85,11 @@ class Replies:
             self._cancel = threading.Event()
             prepared = asyncio.create_task(prepare(self._pipeline, self._memory, utterance.audio, self._cancel,
                                                    self._core.clarified))
-        # Latencies count from the caller's last voiced window, the moment the caller stopped talking.
-        speech_end = asyncio.get_running_loop().time() - utterance.silence_ms / 1000
-        self._reply = asyncio.create_task(self._answer(utterance, speech_end, prepared))
+        # Latencies count from the caller's last voiced window, the moment the caller stopped talking; an LLM's
+        # deadline from the end of the turn.
+        turn_end = asyncio.get_running_loop().time()
+        speech_end = turn_end - utterance.silence_ms / 1000
+        self._reply = asyncio.create_task(self._answer(utterance, speech_end, turn_end, prepared))
 
     def stop(self) -> None:
         """Stop making the rest of the reply (barge-in, hold, shutdown); what is queued is the caller's to clear."""
@@ -113,7 +117,8 @@ class Replies:
             task.cancel()
             self._speculative = None
 
-    async def _answer(self, utterance: SpeechEnded, speech_end: float, preparing: asyncio.Task) -> None:
+    async def _answer(self, utterance: SpeechEnded, speech_end: float, turn_end: float,
+                      preparing: asyncio.Task) -> None:
         turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms), continues=self._continuing)
         self._continuing = False
         cancelled, stage = self._cancel, "timeout"
@@ -150,7 +155,8 @@ class Replies:
             for command in commands:
                 if isinstance(command, SpeakReply):
                     stage = "tts"
-                    await self._speak(confirming if command.confirmed else prepared, turn, cancelled)
+                    await self._speak(confirming if command.confirmed else prepared, turn, cancelled, speech_end,
+                                      turn_end)
                 elif isinstance(command, Confirm):
                     self._confirming = prepared
                     self._leg.said("agent", understanding.confirm_text)
@@ -189,25 +195,66 @@ class Replies:
                                               self._deadline_s)
         return prepared
 
-    async def _speak(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event) -> None:
-        """Remember the reply, then speak it sentence by sentence: the first was synthesised with the
-        transcript, the rest while the ones before it play."""
-        reply, loop = prepared.reply, asyncio.get_running_loop()
+    async def _speak(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event, speech_end: float,
+                     turn_end: float) -> None:
+        """Remember the reply, then speak it sentence by sentence: the LLM's checked phrasing when one is set up and
+        in time, else the KB's sentences (the first synthesised with the transcript, the rest while the ones before
+        it play)."""
+        reply, phraser = prepared.reply, self._pipeline.phraser
+        phrasing = phraser.start(reply, self._memory) if phraser is not None else None  # memory before this turn
         self._pipeline.knowledge.commit(self._memory, reply)
         self._remembered = self._memory.turns[-1] if self._memory.turns else None
-        self._leg.said("agent", reply.text)
-        turn.tts_first_audio_ms = prepared.tts_first_audio_ms
         turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
-        turn.abstained = reply.abstained
-        spoken = []
+        turn.abstained, turn.answerer = reply.abstained, "extractive"
+        spoken: list[np.ndarray] = []
+        try:
+            if phrasing is not None:
+                first = await phrasing.first(turn_end + phraser.config.first_sentence_s)
+                if first is not None:
+                    turn.llm_first_sentence_ms = (asyncio.get_running_loop().time() - turn_end) * 1000
+                    await self._speak_phrased(first, phrasing, turn, cancelled, speech_end, spoken)
+                else:
+                    turn.answerer, turn.llm_reason = "llm_rejected", phrasing.reason
+                    turn.response_ms = self._response_ms(speech_end)  # the KB's answer waited for it
+            elif phraser is not None and not reply.abstained:
+                turn.llm_reason = "breaker open"
+            if turn.answerer != "llm":
+                await self._speak_extractive(prepared, turn, cancelled, spoken)
+        finally:
+            if phrasing is not None:
+                phrasing.close()
+            if spoken:
+                self.last = np.concatenate(spoken)
+
+    async def _speak_extractive(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event,
+                                spoken: list[np.ndarray]) -> None:
+        loop = asyncio.get_running_loop()
+        self._leg.said("agent", prepared.reply.text)
+        turn.tts_first_audio_ms = prepared.tts_first_audio_ms
         for n, chunk in enumerate(prepared.chunks):
             pcm = prepared.first_audio if n == 0 else await asyncio.wait_for(loop.run_in_executor(
                 self._pipeline.models, self._pipeline.voice.speak, chunk.spoken, cancelled), self._deadline_s)
             self._say(pcm)
             spoken.append(pcm)
             turn.answer.append(chunk.text)
-        if spoken:
-            self.last = np.concatenate(spoken)
+
+    async def _speak_phrased(self, sentence: str | None, phrasing: Phrasing, turn: TurnRecord,
+                             cancelled: threading.Event, speech_end: float, spoken: list[np.ndarray]) -> None:
+        """The LLM's sentences, each synthesised while the next is written and checked."""
+        loop, started = asyncio.get_running_loop(), asyncio.get_running_loop().time()
+        turn.answerer = "llm"
+        while sentence is not None:
+            pcm = await asyncio.wait_for(loop.run_in_executor(
+                self._pipeline.models, self._pipeline.voice.speak, speakable(sentence), cancelled), self._deadline_s)
+            if not spoken:
+                turn.tts_first_audio_ms = (loop.time() - started) * 1000
+                turn.response_ms = self._response_ms(speech_end)
+            self._leg.said("agent", sentence)
+            self._say(pcm)
+            spoken.append(pcm)
+            turn.answer.append(sentence)
+            sentence = await phrasing.next()
+        turn.llm_reason = phrasing.reason  # what cut the phrasing short, if anything
 
     def _response_ms(self, speech_end: float) -> float:
         """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
+from agent.call.phrase import Phraser
 from agent.call.understand import Understanding, read, understand
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
@@ -34,6 +35,8 @@ class Pipeline:
     models: Executor
     speculative: Executor
     """Where replies prepared during a pause run: may refuse them (call/workers.Busy) when nobody is free."""
+    phraser: Phraser | None = None
+    """An LLM that phrases the KB's answers (call/phrase); None: the KB's sentences are spoken."""
 
 
 @dataclass

@@ -46,6 +46,13 @@ class TurnRecord:
     """Synthesising the first sentence."""
     response_ms: float | None = None
     """End of caller speech (last voiced window) to the first answer audio frame on the line."""
+    answerer: str = ""
+    """Who phrased the answer spoken: extractive (the KB's sentences), llm, or llm_rejected (the LLM's phrasing
+    failed its check, missed its deadline or failed; the KB's sentences were spoken)."""
+    llm_reason: str = ""
+    """Why the LLM's phrasing was not spoken, or stopped short."""
+    llm_first_sentence_ms: float | None = None
+    """End of the turn to the LLM's first checked sentence."""
     continues: bool = False
     """This turn is the rest of a question whose answer was cut off (both halves heard as one)."""
 

@@ -39,6 +39,7 @@ from agent.call.limits import CallLimits
 from agent.call.listen import ListenClock, Listener, Window
 from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
+from agent.call.phrase import Phraser
 from agent.call.prepare import Pipeline, Prepared
 from agent.call.record import CallRecord, CallReporter
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
@@ -78,12 +79,13 @@ class CallSession:
                  inactivity_s: float, max_call_s: float, dead_call_s: float, reporter: CallReporter,
                  model_deadline_s: float = 10.0, speculative: Executor | None = None,
                  message_config: MessageConfig | None = None, transfer_to: str = "",
-                 transfer_digit: str = "", endpoint_config: EndpointConfig | None = None) -> None:
+                 transfer_digit: str = "", endpoint_config: EndpointConfig | None = None,
+                 phraser: Phraser | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
         behind the model pool, so a busy one never delays the turn-taking of any call."""
         self.leg, self._loop = leg, loop
-        pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models)
+        pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
         self._transcriber, self._models = transcriber, models
         self._phrases = phrases
         self._listener, self._turns = Listener(listening, echo_gate_db), TurnDetector(turn_config)

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
-MODEL_KINDS = ("asr", "tts", "embedder", "vad", "turn")
+MODEL_KINDS = ("asr", "tts", "embedder", "vad", "turn", "llm")
 
 
 @dataclass(frozen=True)

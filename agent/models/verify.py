@@ -40,7 +40,7 @@ class ResolvedModel:
     """Where a model's files are and how they were checked."""
 
     kind: str
-    """asr, tts, embedder or vad."""
+    """One of manifest.MODEL_KINDS."""
     name: str
     """Manifest name, hub name, or the path the user gave."""
     source: str

@@ -144,9 +144,22 @@ def _calls(calls: list[dict]) -> str:
                           f"of the same words was chosen</div>" if hearing.get("first_heard") else "")
                        + f"<div>{escape(said)}</div><div class='meta'>{escape(t.get('outcome', ''))}"
                        + (f" · {latency:.0f} ms" if latency is not None else "")
+                       + _answerer(hearing)
                        + (f" · {escape(', '.join(t['sources']))}" if t.get("sources") else "") + "</div></div>")
         out.append("</details>")
     return "".join(out)
+
+
+def _answerer(hearing: dict) -> str:
+    """Who phrased the answer, when an LLM is set up (the KB's own sentences otherwise go unremarked)."""
+    answerer, reason = hearing.get("answerer"), hearing.get("llm_reason")
+    if answerer == "llm":
+        return " · phrased by the LLM" + (f" (stopped: {escape(reason)})" if reason else "")
+    if answerer == "llm_rejected":
+        return f" · the LLM's phrasing was not used ({escape(reason or 'no reason')}); KB sentences spoken"
+    if reason:
+        return f" · KB sentences spoken ({escape(reason)})"
+    return ""
 
 
 def _time(ts: float) -> str:

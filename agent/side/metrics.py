@@ -58,6 +58,11 @@ class Metrics:
                                    registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
+        self.answers = Counter("agent_answers", "Answers spoken, by who phrased them: extractive (the KB's "
+                               "sentences), llm, or llm_rejected (the LLM's phrasing failed its check or deadline; "
+                               "the KB's sentences were spoken).", ["answerer"], registry=r)
+        self.llm_first_sentence = Histogram("agent_llm_first_sentence_seconds", "End of the turn to the LLM's first "
+                                            "checked sentence.", buckets=_BUCKETS, registry=r)
         # CPU per answered turn in PromQL: rate(agent_process_cpu_seconds) / rate(agent_response_seconds_count).
         self.cpu = Gauge("agent_process_cpu_seconds", "CPU time of the agent process, all threads (user + system).",
                          registry=r)

@@ -98,7 +98,8 @@ class SqliteCallStore:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
         hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
                                      ("first_heard", turn.first_heard), ("readings", turn.readings),
-                                     ("topic", turn.topic), ("continues", turn.continues or None))
+                                     ("topic", turn.topic), ("continues", turn.continues or None),
+                                     ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
                    if v not in (None, "")}
         self._write("INSERT OR REPLACE INTO turns (call_id, n, started, transcript, answer, sources, abstained, "
                     "outcome, latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

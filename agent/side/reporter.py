@@ -53,6 +53,10 @@ class Reporter:
             self.metrics.readings.labels("other" if turn.first_heard else "first").inc()
         if turn.asr_batch:
             self.metrics.asr_batch.observe(turn.asr_batch)
+        if turn.answerer:
+            self.metrics.answers.labels(turn.answerer).inc()
+        if turn.llm_first_sentence_ms is not None:
+            self.metrics.llm_first_sentence.observe(turn.llm_first_sentence_ms / 1000)
         for stage, name in _STAGE_FIELDS.items():
             value = getattr(turn, name)
             if value is not None:
