@@ -1,10 +1,14 @@
 """Retrieval and answer quality on a KB and a cases file, text only (no audio).
 
-    python -m eval.retrieval --kb kb --cases eval/cases.jsonl [--json OUT] [--calibrate]
+    python -m eval.retrieval --kb kb --cases eval/cases.jsonl [--json OUT] [--calibrate] [--llm URL]
 
 For each case: recall@1 and @3 (a returned passage contains an expected string),
 whether the extractive answer is correct, abstention accuracy on out-of-KB
-questions, and the query latency (embedding + retrieval + answer selection).
+questions, and the query latency (embedding + retrieval + answer selection). With --llm, beside each
+extractive answer: what the agent would speak with that OpenAI-compatible server phrasing it (the LLM's checked
+sentences, or the KB's when they fail or miss the deadline), whether that is right, who spoke, why the LLM was
+overruled, its time to a first checked sentence, and any spoken fact missing from the whole KB (an independent
+count: the call path checks against the retrieved passages only).
 """
 
 from __future__ import annotations
@@ -15,14 +19,17 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from agent import settings as settings_module
-from agent.knowledge.base import KnowledgeBase, open_knowledge_alone
+from agent.knowledge.base import KnowledgeBase, Reply, open_knowledge_alone
+from agent.knowledge.grounding import unsupported
 from agent.knowledge.memory import CallMemory
 from eval.cases import Case, load_cases
+from eval.llm_phrasing import LlmPhrasing
 from eval.scoring import normalize
 
 
@@ -48,16 +55,21 @@ def with_end_mark(question: str, end_mark: str | None) -> str:
     return question if end_mark is None else question.rstrip(" .?!") + end_mark
 
 
-def evaluate(knowledge: KnowledgeBase, cases: list[Case], end_mark: str | None = None) -> dict:
-    """Run every case in order (one memory per call) and score it; `end_mark`: see with_end_mark."""
+def evaluate(knowledge: KnowledgeBase, cases: list[Case], end_mark: str | None = None,
+             phrase: Callable[[Reply, CallMemory], dict] | None = None) -> dict:
+    """Run every case in order (one memory per call) and score it; `end_mark`: see with_end_mark; `phrase`: the
+    LLM's phrasing of each reply (see eval.llm_phrasing)."""
     memories: dict[str, CallMemory] = {}
     rows = []
+    kb_text = "\n".join(c.chunk.text for c in knowledge.index.snapshot.chunks)
     for case in cases:
         memory = memories.setdefault(case.call, CallMemory())
         question = with_end_mark(case.say or "", end_mark)
         started = time.perf_counter()
-        reply = knowledge.compose(memory, question)
+        reply = knowledge.draft(memory, question)
         elapsed_ms = (time.perf_counter() - started) * 1000
+        phrased = phrase(reply, memory) if phrase is not None else None
+        knowledge.commit(memory, reply)
         row = {"id": case.id, "call": case.call, "question": question, "answer": reply.text,
                "abstained": reply.abstained, "evidence": round(reply.evidence, 4), "query_ms": round(elapsed_ms, 2),
                "sources": [s.path for s in reply.sources]}
@@ -68,8 +80,16 @@ def evaluate(knowledge: KnowledgeBase, cases: list[Case], end_mark: str | None =
             row["recall_at_1"] = bool(passages) and contains_any(passages[0], case.expect_any)
             row["recall_at_3"] = any(contains_any(p, case.expect_any) for p in passages[:3])
             row["correct"] = not reply.abstained and contains_any(reply.text, case.expect_any)
+        if phrased is not None:
+            row.update(phrased)
+            row["llm_correct"] = reply.abstained if case.expect_abstain else \
+                (not reply.abstained and contains_any(phrased["spoken"], case.expect_any))
+            row["unsupported"] = unsupported(phrased["spoken"], kb_text)
         rows.append(row)
-    return {"summary": summarize(rows), "cases": rows}
+    summary = summarize(rows)
+    if phrase is not None:
+        summary["llm"] = llm_summary(rows)
+    return {"summary": summary, "cases": rows}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -85,6 +105,30 @@ def summarize(rows: list[dict]) -> dict:
             "answer_accuracy": share(answerable, "correct"), "abstain_accuracy": share(abstain, "correct"),
             "query_p50_ms": round(float(np.percentile(latencies, 50)), 2),
             "query_p95_ms": round(float(np.percentile(latencies, 95)), 2)}
+
+
+def llm_summary(rows: list[dict]) -> dict:
+    """The phrased answers beside the extractive ones: accuracy, who spoke, why the LLM was overruled, its time to
+    a first checked sentence, and spoken facts missing from the KB."""
+    answerable = [r for r in rows if "recall_at_1" in r]
+    firsts = [r["llm_first_sentence_ms"] for r in rows if r.get("llm_first_sentence_ms") is not None]
+    reasons: dict[str, int] = {}
+    for r in rows:
+        if r["answerer"] != "llm" and r.get("llm_reason"):
+            why = r["llm_reason"].split(":")[0]
+            reasons[why] = reasons.get(why, 0) + 1
+    answerers: dict[str, int] = {}
+    for r in rows:
+        answerers[r["answerer"]] = answerers.get(r["answerer"], 0) + 1
+    return {"answer_accuracy": round(sum(r["llm_correct"] for r in answerable) / len(answerable), 4)
+            if answerable else None,
+            "extractive_accuracy": round(sum(r["correct"] for r in answerable) / len(answerable), 4)
+            if answerable else None,
+            "answerers": answerers, "overruled": reasons,
+            "unsupported_facts_spoken": sum(len(r["unsupported"]) for r in rows),
+            "first_sentence_p50_ms": round(float(np.percentile(firsts, 50)), 1) if firsts else None,
+            "first_sentence_p95_ms": round(float(np.percentile(firsts, 95)), 1) if firsts else None,
+            "longest_wait_ms": round(max(r["waited_ms"] for r in rows), 1) if rows else None}
 
 
 def calibrate(rows: list[dict]) -> tuple[float, float]:
@@ -106,6 +150,9 @@ def print_table(result: dict) -> None:
         recall = "" if "recall_at_1" not in row else f"r@1={int(row['recall_at_1'])} r@3={int(row['recall_at_3'])}"
         print(f"{mark} {row['id'][:30]:30} {recall:9} ev={row['evidence']:.2f} {row['query_ms']:6.1f}ms  "
               f"{row['answer'][:70]}")
+        if "answerer" in row:
+            mark = "ok " if row["llm_correct"] else "BAD"
+            print(f"    {mark} {row['answerer']:12} {row['llm_reason'][:40]:40} {row['spoken'][:70]}")
     print(json.dumps(result["summary"], indent=2))
 
 
@@ -115,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=Path, required=True, help="cases file (JSON lines)")
     parser.add_argument("--json", type=Path, help="write the full result here")
     parser.add_argument("--calibrate", action="store_true", help="also print the best abstention threshold")
+    parser.add_argument("--llm", metavar="URL", help="also phrase every answer with this OpenAI-compatible server "
+                        "(e.g. http://127.0.0.1:8089/v1 from python -m eval.llm_server) and score it beside")
+    parser.add_argument("--llm-deadline-ms", type=int, default=1200, help="the first checked sentence's deadline "
+                        "from the moment the reply is known (the agent's AGENT_LLM_FIRST_SENTENCE_MS)")
     parser.add_argument("--end-mark", choices=[".", "?", "none"], help="end every question with this mark "
                         "(none: no mark) instead of its own, as Whisper writes them")
     args = parser.parse_args(argv)
@@ -123,7 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
     with tempfile.TemporaryDirectory(prefix="eval-retrieval-") as data_dir:
         end_mark = {"none": ""}.get(args.end_mark, args.end_mark)
-        result = evaluate(build_knowledge(args.kb, Path(data_dir), env), cases, end_mark)
+        knowledge = build_knowledge(args.kb, Path(data_dir), env)
+        if args.llm:
+            with LlmPhrasing(args.llm, args.llm_deadline_ms / 1000) as phrase:
+                result = evaluate(knowledge, cases, end_mark, phrase)
+        else:
+            result = evaluate(knowledge, cases, end_mark)
     print_table(result)
     if args.calibrate:
         threshold, balanced = calibrate(result["cases"])

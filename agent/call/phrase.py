@@ -5,8 +5,9 @@
     while (sentence := await phrasing.next()) ...   # each one checked before it is handed out
     phrasing.close()                               # barge-in: the HTTP stream is closed too
 
-Only sentences whose every number, time, price, name and code is in the passages are handed out
-(knowledge/grounding). Whether to answer at all stays the KB's decision: the model is never asked when the KB
+Only sentences whose every number, time, price, name and code is in the passages, whose wording is mostly theirs
+and which negate only what they negate are handed out, and the first must state one of the KB answer's own facts
+(knowledge/grounding.judge). Whether to answer at all stays the KB's decision: the model is never asked when the KB
 abstained, and a decline from it when the KB was confident gives the KB's answer instead.
 """
 
@@ -19,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from agent.knowledge.base import Reply
-from agent.knowledge.grounding import declines, unsupported
+from agent.knowledge.grounding import judge
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.text import sentences
 from agent.llm.breaker import Breaker
@@ -62,21 +63,35 @@ class Phraser:
         is open)."""
         if reply.abstained or self.breaker.open:
             return None
-        passages = [p.text for p in reply.passages]
-        return Phrasing(self, messages(reply.question, passages, list(memory.turns)), "\n".join(passages))
+        passages = given_passages(reply)
+        return Phrasing(self, messages(reply.question, passages, list(memory.turns)), "\n".join(passages),
+                        reply.text, reply.question)
+
+
+def given_passages(reply: Reply) -> list[str]:
+    """The passages the KB's answer was read from (the best one when none holds it whole): a short prompt is a
+    fast first sentence, and every sentence is checked against exactly what the model was given."""
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+    holding = [p.text for p in reply.passages if any(flat(s) in flat(p.text) for s in reply.sentences)]
+    return holding or [p.text for p in reply.passages[:1]]
 
 
 class Phrasing:
     """One answer being phrased: a task reads the stream and queues checked sentences."""
 
-    def __init__(self, phraser: Phraser, chat: list[dict[str, str]], passages: str) -> None:
-        self._phraser, self._passages = phraser, passages
+    def __init__(self, phraser: Phraser, chat: list[dict[str, str]], passages: str, answer: str = "",
+                 question: str = "") -> None:
+        """`answer`: the KB's own answer, which every sentence must be about; `question`: what was asked, which no
+        sentence may merely repeat (see grounding.judge)."""
+        self._phraser, self._passages, self._answer, self._question = phraser, passages, answer, question
         self._queue: asyncio.Queue = asyncio.Queue()
         self.reason = ""
         """Why phrasing stopped short ("" while all is well): declined, unsupported: …, deadline, or the error."""
         self.spoken = 0
         """Sentences handed out."""
         self._queued = 0
+        self._said: set[str] = set()
         self._task = asyncio.create_task(self._read(chat))
 
     async def first(self, deadline: float) -> str | None:
@@ -136,15 +151,15 @@ class Phrasing:
 
     def _pass(self, sentence: str) -> bool:
         """Queue one sentence if it may be spoken; False (reason set) when the answer must stop here."""
-        sentence = re.sub(r"[*_#`]+", "", sentence).strip()
-        if not sentence:
+        sentence = re.sub(r"^(?:\d+[.)]|[-•])\s*|[*_#`]+", "", sentence).strip()  # list markers, Markdown
+        if not re.search(r"[A-Za-z]", sentence):
             return True
-        if declines(sentence):
-            self.reason = "declined"
-            return False
-        missing = unsupported(sentence, self._passages)
-        if missing:
-            self.reason = "unsupported: " + ", ".join(missing)
+        why = judge(sentence, self._passages, self._answer, self._question, first=self._queued == 0)
+        if not why and " ".join(sentence.lower().split()) in self._said:
+            why = "repeats itself"
+        self._said.add(" ".join(sentence.lower().split()))
+        if why:
+            self.reason = why
             return False
         self._queued += 1
         self._queue.put_nowait(sentence)

@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from wordfreq import zipf_frequency
 
+from agent.knowledge.text import STOPWORDS, sentences, tokens
+
 _UNITS = {"dollar": "dollar", "dollars": "dollar", "cent": "cent", "cents": "cent", "percent": "percent",
           "am": "am", "pm": "pm", "minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute",
           "hour": "hour", "hours": "hour", "hr": "hour", "hrs": "hour", "day": "day", "days": "day",
@@ -65,7 +67,10 @@ def normalise(text: str) -> list[str]:
     text = re.sub(r"\b(\d{1,2}):00\b", r"\1", text)
     text = re.sub(r"(\d)\s*([ap])\.?\s?m\b\.?", r"\1 \2m", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r"(\d)\.(\d)", r"\1 point \2", text)
     text = text.replace("%", " percent ")
+    text = re.sub(r"\b(dollars?|cents?|percent|pounds?|euros?)\s+(?:a|an|per|each|every)\s+(month|week|year|day|hour|"
+                  r"visit)s?\b", r"\1 per \2", text, flags=re.IGNORECASE)  # "$12 a month" is a price per month
     words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower().replace("’", "'"))
     out: list[str] = []
     after_tens = False
@@ -91,12 +96,21 @@ def facts(sentence: str) -> list[Fact]:
     normal = normalise(sentence)
     for i, token in enumerate(normal):
         if token.isdigit():
-            unit = normal[i + 1] if i + 1 < len(normal) and normal[i + 1] in _UNITS.values() else None
-            found.append(Fact((token, unit) if unit else (token,), f"{token} {unit}" if unit else token))
-        elif token in _NAMED:
-            found.append(Fact((token,), token))
-    words = re.findall(r"[A-Za-z][A-Za-z'’.-]*", sentence)
+            # What the number counts goes with it ("15 psi" does not pass on "1.5 bar"), unless it is a mere word
+            # ("12 and 15").
+            after = normal[i + 1] if i + 1 < len(normal) else ""
+            unit = after if after and not after.isdigit() and (after in _UNITS.values() or after not in STOPWORDS) \
+                else None
+            fact = (token, unit) if unit else (token,)
+            if unit and normal[i + 2:i + 3] == ["per"] and len(normal) > i + 3:
+                fact += ("per", normal[i + 3])  # a rate: "12 dollar per month"
+            found.append(Fact(fact, " ".join(fact)))
+        elif token in _NAMED or (re.search(r"\d", token) and re.search(r"[a-z]", token)):
+            found.append(Fact((token,), token))  # a day, a month, a code such as F28
+    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9'’.-]*", sentence)
     for position, word in enumerate(words):
+        if re.search(r"\d", word):
+            continue  # numbers and codes are counted above
         word = re.sub(r"['’]s$", "", word).strip(".-'’")
         lowered, normal = word.lower(), tuple(normalise(word))
         if not word or not word[0].isupper() or lowered in _NOT_NAMES or set(normal) <= _NAMED:
@@ -126,6 +140,86 @@ def unsupported(sentence: str, passages: str) -> list[str]:
         if not ok:
             missing.append(fact.written)
     return list(dict.fromkeys(missing))
+
+
+MIN_SUPPORT = 0.75
+"""Share of a sentence's content words (stemmed, stop words aside) that must be the passages' own: a sentence
+built of other words ("a free upgrade to a 24-hour gym") is the writer's, not the KB's."""
+
+MIN_ANSWER_SHARE = 0.6
+"""Share of each sentence of a phrased answer that must be the KB answer's own words: the passages also hold the
+facts next to the answer, and a small model readily answers with those instead."""
+
+_CONVERSATIONAL = re.compile(r"\b(?:yes|yeah|sure|okay|ok|certainly|absolutely|of course|indeed|glad|happy|"
+                             r"welcome|thanks?|thank you|please|great|good news)\b", re.IGNORECASE)
+"""Words a speaker adds around a fact, not facts; they need no support."""
+
+_NEGATION = re.compile(r"\b(?:no|not|never|cannot|none|nothing|without)\b|n't\b", re.IGNORECASE)
+
+
+def support(sentence: str, passages: str) -> float:
+    """Share of the sentence's content words found in the passages (1.0 for a sentence without any)."""
+    words = tokens(" ".join(normalise(_CONVERSATIONAL.sub(" ", sentence))))
+    held = set(tokens(" ".join(normalise(passages))))
+    return sum(w in held for w in words) / len(words) if words else 1.0
+
+
+def contradicts(sentence: str, passages: str) -> bool:
+    """The sentence is negated where the passage sentence closest to it is not, or the other way round ("No, you
+    can't spread the cost" beside "You can spread the cost over 12 months")."""
+    words = set(tokens(sentence))
+    if not words:
+        return False
+    closest = max(sentences(passages), key=lambda p: len(words & set(tokens(p))), default="")
+    return bool(_NEGATION.search(sentence.replace("’", "'"))) != bool(_NEGATION.search(closest.replace("’", "'")))
+
+
+def key_facts(text: str) -> list[Fact]:
+    """The numbers, times, prices, days and codes of a text (not its names): what an answer is for."""
+    return [f for f in facts(text) if any(t.isdigit() or t in _NAMED or re.search(r"\d", t) for t in f.tokens)]
+
+
+def judge(sentence: str, passages: str, answer: str = "", question: str = "", first: bool = False) -> str:
+    """Why `sentence` must not be spoken given the passages it was written from ('' when it may): a decline, a
+    fact they lack, wording that is not theirs, or a negation they do not make. With `answer` (the KB's own
+    answer): it must be about that answer, mostly in its words, with no number, time, price, day or code the
+    answer does not state (a small model readily pins a passage's other figure on the answer's subject: "15%
+    off" for the code worth $30), and the `first` sentence must state one of those of the answer's first sentence
+    when it has any. With `question`: it must say more than the question."""
+    if declines(sentence):
+        return "declined"
+    missing = unsupported(sentence, passages)
+    if missing:
+        return "unsupported: " + ", ".join(missing)
+    share = support(sentence, passages)
+    if share < MIN_SUPPORT:
+        return f"wording not in the passages ({share:.0%})"
+    if contradicts(sentence, passages):
+        return "negation not in the passages"
+    if question and support(sentence, question) == 1.0:
+        return "repeats the question"
+    if answer:
+        stated = key_facts(sentence)
+        beyond = [f.written for f in stated if not _holds_any(answer, [f])]
+        if beyond:
+            return "not in the answer: " + ", ".join(dict.fromkeys(beyond))
+        cut = [g.written for f in stated for g in key_facts(answer)
+               if len(g.tokens) > len(f.tokens) and g.tokens[:len(f.tokens)] == f.tokens
+               and not any(h.tokens == g.tokens for h in stated)]
+        if cut:
+            return "drops part of a fact: " + ", ".join(dict.fromkeys(cut))  # "$12" for "$12 a month"
+        share = support(sentence, answer)
+        if share < MIN_ANSWER_SHARE:
+            return f"strays from the answer ({share:.0%})"
+        wanted = key_facts(sentences(answer)[0]) if first else []
+        if wanted and not _holds_any(sentence, wanted):
+            return "misses the answer (" + ", ".join(f.written for f in wanted) + ")"
+    return ""
+
+
+def _holds_any(sentence: str, wanted: list[Fact]) -> bool:
+    normal = normalise(sentence)
+    return any(tuple(normal[i:i + len(f.tokens)]) == f.tokens for f in wanted for i in range(len(normal)))
 
 
 def declines(text: str) -> bool:

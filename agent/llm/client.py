@@ -30,7 +30,8 @@ class LlmConfig:
     connect_s: float = 1.0
     read_s: float = 5.0
     max_tokens: int = 120
-    temperature: float = 0.2
+    temperature: float = 0.0
+    """Greedy: the same question gets the same phrasing, and the check judges what a caller would hear again."""
 
 
 def event_text(line: str) -> str | object | None:

@@ -20,8 +20,8 @@ PASSAGE = "Parking is free behind the building. We open at 9 a.m. on Saturdays."
 
 def reply(abstained: bool = False) -> Reply:
     passage = Passage("kb/visit.md", ("Visiting",), (0,), PASSAGE, 0.03, 0.8, 0)
-    return Reply("Is there parking?", ("Parking is free behind the building.",), (), abstained, 0.7, (passage,),
-                 1.0, 1.0)
+    return Reply("Is there parking?", ("Parking is free behind the building.", "We open at 9 a.m. on Saturdays."),
+                 (), abstained, 0.7, (passage,), 1.0, 1.0)
 
 
 def phraser(url: str, first_sentence_s: float = 5.0, failures: int = 3) -> Phraser:
