@@ -40,6 +40,10 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
         row.update(agent_heard=mine[0]["transcript"], agent_answer=mine[-1]["answer"],
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
                    agent_asr_logprob=mine[0].get("hearing", {}).get("asr_logprob"))
+        answerer = mine[-1].get("hearing", {}).get("answerer")
+        if answerer:  # who phrased the answer, when an LLM is set up (eval.replay --llm)
+            row.update(agent_answerer=answerer, agent_llm_reason=mine[-1]["hearing"].get("llm_reason", ""),
+                       llm_first_sentence_ms=mine[-1].get("latencies_ms", {}).get("llm_first_sentence_ms"))
         if row.get("correct") is False:
             row["cause"] = miss_cause(row)
 

@@ -1,6 +1,6 @@
 """Replay eval cases as real SIP calls and score what the caller heard, measured on the wire.
 
-    python -m eval.replay --kb DIR --cases FILE [--out DIR] [--codec pcmu|g722] [--concurrency N]
+    python -m eval.replay --kb DIR --cases FILE [--out DIR] [--codec pcmu|g722] [--concurrency N] [--llm URL]
     python -m eval.replay --kb DIR --cases FILE --recording call.wav|caller.wav --agent-recording agent.wav|
                           call.pcap --agent-source IP[:PORT] [--call ID]
 
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.audio.pcm import StreamResampler
+from agent.knowledge.grounding import unsupported
 from eval.agent_process import REPO, AgentProcess
 from eval.caller import load_wav, save_wav
 from eval.cases import PAUSE, Case, load_cases
@@ -317,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
     parser.add_argument("--noise", choices=("babble", "white"), default="babble")
     parser.add_argument("--loss", type=int, default=0, help="percent of the caller's RTP packets dropped")
+    parser.add_argument("--llm", metavar="URL", help="the agent phrases answers with this OpenAI-compatible server "
+                        "(AGENT_LLM_URL; e.g. python -m eval.llm_server): the report says who spoke each answer")
+    parser.add_argument("--llm-deadline-ms", type=int, help="AGENT_LLM_FIRST_SENTENCE_MS for the agent")
     parser.add_argument("--caller-repeats", action="store_true", help="the caller answers the agent's "
                         "clarifications as the person who asked would: says the question again when asked to, yes "
                         "or no to a confirmation (eval.repeats; SIP only)")
@@ -346,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.caller_repeats and args.transport != "sip":
         parser.error("--caller-repeats is for SIP calls (--transport sip)")
     hint = kb_hint(args.kb)
+    kb_text = "\n".join(p.read_text(errors="replace") for p in sorted(args.kb.rglob("*")) if p.is_file())
     repeats = Repeats(kb_chunks(args.kb), hint) if args.caller_repeats else None
     args.out.mkdir(parents=True, exist_ok=True)
     line = Line(args.snr, args.noise, args.loss,
@@ -355,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
                              kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60,
                              admin_token=TOKEN, speech_prerender="true",
+                             **({"llm_url": args.llm} if args.llm else {}),
+                             **({"llm_first_sentence_ms": args.llm_deadline_ms} if args.llm_deadline_ms else {}),
                              **({"web_phone": "true", "web_phone_address": "127.0.0.1"}
                                 if args.transport == "webrtc" else {}))
         try:
@@ -368,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad.open(resolved["vad"].location), hint)
                 join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
+                for row in scored:
+                    if row.get("agent_answerer"):  # an independent count: the agent checks the passages only
+                        row["unsupported"] = unsupported(row.get("agent_answer") or "", kb_text)
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
                     f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
                 return scored

@@ -36,7 +36,27 @@ def summarize(rows: list[dict]) -> dict:
             "abstain_accuracy": _abstain_accuracy(rows),
             "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
             "latency_p50_ms": _percentile(latencies, 50), "latency_p95_ms": _percentile(latencies, 95),
-            "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95)}
+            "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95),
+            **_answerers(rows)}
+
+
+def _answerers(rows: list[dict]) -> dict:
+    """Who phrased the answers, when an LLM was set up: counts, why the LLM was overruled, its time to a first
+    checked sentence, and facts spoken that the KB lacks (see eval.replay --llm)."""
+    phrased = [r for r in rows if r.get("agent_answerer")]
+    if not phrased:
+        return {}
+    answerers: dict[str, int] = {}
+    overruled: dict[str, int] = {}
+    for r in phrased:
+        answerers[r["agent_answerer"]] = answerers.get(r["agent_answerer"], 0) + 1
+        if r["agent_answerer"] != "llm" and r.get("agent_llm_reason"):
+            why = r["agent_llm_reason"].split(":")[0].split(" (")[0]
+            overruled[why] = overruled.get(why, 0) + 1
+    firsts = [r["llm_first_sentence_ms"] for r in phrased if r.get("llm_first_sentence_ms") is not None]
+    return {"answerers": answerers, "llm_overruled": overruled,
+            "llm_first_sentence_p50_ms": _percentile(firsts, 50), "llm_first_sentence_p95_ms": _percentile(firsts, 95),
+            "unsupported_facts_spoken": sum(len(r.get("unsupported", [])) for r in phrased)}
 
 
 def _share(rows: list[dict], counts) -> float | None:

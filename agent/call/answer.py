@@ -114,6 +114,8 @@ class Replies:
         if self._speculative is not None:
             _, task, cancelled = self._speculative
             cancelled.set()
+            if task.done() and not task.cancelled():
+                task.result().close()  # its LLM phrasing, if it asked for one
             task.cancel()
             self._speculative = None
 
@@ -121,7 +123,7 @@ class Replies:
                       preparing: asyncio.Task) -> None:
         turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms), continues=self._continuing)
         self._continuing = False
-        cancelled, stage = self._cancel, "timeout"
+        cancelled, stage, prepared = self._cancel, "timeout", None
         try:
             prepared = await self._prepared(utterance, preparing, cancelled)
             stage = "asr"
@@ -173,6 +175,8 @@ class Replies:
             self._reporter.error(stage)
             self._say(self._apology)
         finally:
+            if prepared is not None:  # (a preparation cancelled on the way closes its own)
+                prepared.close()
             if turn.transcript or turn.outcome.startswith("failed"):
                 self._call.turns.append(turn)
                 self._reporter.turn_done(self._call, turn)
@@ -180,6 +184,7 @@ class Replies:
                 # in, the agent's own response and the way out.
                 event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
+                      answerer=turn.answerer or None, llm_reason=turn.llm_reason or None,
                       speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
     async def _prepared(self, utterance: SpeechEnded, preparing: asyncio.Task,
@@ -201,7 +206,9 @@ class Replies:
         in time, else the KB's sentences (the first synthesised with the transcript, the rest while the ones before
         it play)."""
         reply, phraser = prepared.reply, self._pipeline.phraser
-        phrasing = phraser.start(reply, self._memory) if phraser is not None else None  # memory before this turn
+        phrasing = prepared.phrasing  # asked as soon as the answer was known; a confirmed one is asked now
+        if phrasing is None and phraser is not None:
+            phrasing = prepared.phrasing = phraser.start(reply, self._memory)  # the memory before this turn
         self._pipeline.knowledge.commit(self._memory, reply)
         self._remembered = self._memory.turns[-1] if self._memory.turns else None
         turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
@@ -222,7 +229,7 @@ class Replies:
                 await self._speak_extractive(prepared, turn, cancelled, spoken)
         finally:
             if phrasing is not None:
-                phrasing.close()
+                phrasing.close()  # barge-in: the HTTP stream is closed, the server stops writing
             if spoken:
                 self.last = np.concatenate(spoken)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
-from agent.call.phrase import Phraser
+from agent.call.phrase import Phraser, Phrasing
 from agent.call.understand import Understanding, read, understand
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
@@ -51,6 +51,14 @@ class Prepared:
     """The confirmation ("Are you asking about …?") when the agent confirms before it answers."""
     failed: tuple[str, Exception] | None = None
     """(stage, error) when a model failed."""
+    phrasing: Phrasing | None = None
+    """The LLM phrasing the answer, asked as soon as the answer is known (while its own voice renders); closed by
+    whoever drops or speaks this reply."""
+
+    def close(self) -> None:
+        """Stop the LLM's phrasing, if one was asked for (the reply was dropped, or is done)."""
+        if self.phrasing is not None:
+            self.phrasing.close()
 
     @property
     def reply(self) -> Reply | None:
@@ -86,6 +94,8 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
         understood(prepared)
         if prepared.action is Action.ASK_AGAIN:
             return prepared
+        if pipeline.phraser is not None and prepared.action is Action.ANSWER:
+            prepared.phrasing = pipeline.phraser.start(prepared.reply, memory)
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
         stage, started = "tts", loop.time()
         prepared.first_audio = await loop.run_in_executor(executor, pipeline.voice.speak,
@@ -96,4 +106,7 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
                                                                 prepared.understanding.confirm_text, cancelled)
     except Exception as exc:
         prepared.failed = (stage, exc)
+    except asyncio.CancelledError:
+        prepared.close()
+        raise
     return prepared

@@ -166,8 +166,8 @@ def test_the_real_server_never_gets_an_unsupported_fact_to_the_caller(llm_server
     assert any(said for said, _, _ in results), [r[:2] for r in results]
 
 
-def test_the_real_server_killed_mid_answer_ends_the_phrasing_with_a_reason():
-    server = LlamaServer()
+def test_the_real_server_killed_mid_answer_ends_the_phrasing_with_a_reason(tmp_path):
+    server = LlamaServer(tmp_path / "llama-server.log")
 
     async def run() -> tuple[list[str], str]:
         p = Phraser(ChatClient(LlmConfig(server.url, "test", read_s=30, max_tokens=400)), PhraserConfig(30, 3, 60))

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +27,13 @@ def free_port() -> int:
 class LlamaServer:
     """`python -m eval.llm_server` with the pinned SmolLM2 model; `kill()` ends it at once (SIGKILL)."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.process = subprocess.Popen([sys.executable, "-m", "eval.llm_server", "--port", str(self.port)],
-                                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.log_path = log
+        with log.open("w") as stderr:  # llama.cpp's own log: each request's prompt and decode timings
+            self.process = subprocess.Popen([sys.executable, "-m", "eval.llm_server", "--port", str(self.port)],
+                                            cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True)
         line = self.process.stdout.readline()  # "listening on URL" once it answers, or EOF if it failed
         if "listening on" not in line:
             self.process.kill()
@@ -43,8 +46,8 @@ class LlamaServer:
 
 
 @pytest.fixture(scope="session")
-def llm_server():
-    server = LlamaServer()
+def llm_server(tmp_path_factory):
+    server = LlamaServer(tmp_path_factory.mktemp("llm") / "llama-server.log")
     yield server
     server.kill()
 

@@ -44,7 +44,7 @@ kind = "vad"
 
 
 def test_unknown_kind_is_rejected():
-    text = '[[model]]\nname = "x"\nkind = "llm"\n[[model.file]]\npath="a"\ndistribution="d"\nversion="1"\n' \
+    text = '[[model]]\nname = "x"\nkind = "diarizer"\n[[model.file]]\npath="a"\ndistribution="d"\nversion="1"\n' \
            'member="m"\nsize=1\nsha256="00"\n'
     with pytest.raises(ValueError, match="unknown kind"):
         parse_manifest(text)

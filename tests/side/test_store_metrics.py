@@ -183,3 +183,31 @@ def test_an_answer_taken_back_is_rewritten_as_cut_off_and_counted(tmp_path):
     first, whole = store.get("id1")["turns"]
     assert first["outcome"] == "cut off" and whole["hearing"] == {"continues": True}
     assert metrics.registry.get_sample_value("agent_cut_offs_total") == 1
+
+
+def test_who_phrased_each_answer_is_counted_kept_and_shown(tmp_path):
+    from agent.side.dashboard import render_dashboard
+    from agent.side.reporter import Reporter
+
+    metrics = Metrics()
+    store = SqliteCallStore(tmp_path / "answerers.sqlite3")
+    reporter = Reporter(metrics, store)
+    call = _call()
+    reporter.call_started(call)
+    turns = [TurnRecord(started=1.0, transcript="Is there parking?", answer=["Yes, parking is free."],
+                        outcome="answered", answerer="llm", llm_first_sentence_ms=640.0),
+             TurnRecord(started=2.0, transcript="How much?", answer=["A service costs $149."], outcome="answered",
+                        answerer="llm_rejected", llm_reason="unsupported: 99 dollar")]
+    for turn in turns:
+        call.turns.append(turn)
+        reporter.turn_done(call, turn)
+    asyncio.run(reporter.flush(10))
+    count = metrics.registry.get_sample_value
+    assert count("agent_answers_total", {"answerer": "llm"}) == 1
+    assert count("agent_answers_total", {"answerer": "llm_rejected"}) == 1
+    assert count("agent_llm_first_sentence_seconds_count") == 1
+    first, second = store.get(call.id)["turns"]
+    assert first["hearing"]["answerer"] == "llm" and first["latencies_ms"]["llm_first_sentence_ms"] == 640.0
+    assert second["hearing"]["llm_reason"] == "unsupported: 99 dollar"
+    page = render_dashboard(store.recent(with_turns=True), [], [], time.time())
+    assert "phrased by the LLM" in page and "not used (unsupported: 99 dollar); KB sentences spoken" in page
