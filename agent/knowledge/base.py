@@ -5,8 +5,9 @@
     kb.commit(memory, reply)                                       # once the answer is really given
 
 The call path drafts while the caller may still go on talking (see agent/call/prepare.py) and
-commits only when the turn is over; `compose` is draft + commit for the CLI and the evals. An LLM
-answerer would implement the same three methods.
+commits only when the turn is over; `compose` is draft + commit for the CLI and the evals. An optional
+LLM may phrase the drafted answer for the ear, checked sentence by sentence against it (call/phrase.py); the
+decision to answer or decline stays here.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 the server does (declines, writes a wrong fact, never answers, dies mid-answer, answers garbage)."""
 
 import asyncio
+import time
 
 import pytest
 
@@ -81,6 +82,29 @@ def test_a_decline_is_not_spoken_so_the_kb_answers():
     finally:
         server.close()
     assert said == [] and reason == "declined"
+
+
+def test_closing_the_phrasing_closes_the_stream_so_the_server_stops_writing():
+    # A second sentence that never ends: only closing the phrasing ends the stream before its last chunk.
+    server = scripted("stream", "Yes, parking is free. ", "We open", *[" and open"] * 60, delay_s=0.05)
+
+    async def run() -> str | None:
+        p = phraser(server.url)
+        phrasing = p.start(reply(), CallMemory())
+        first = await phrasing.first(asyncio.get_running_loop().time() + 5)
+        phrasing.close()  # what a barge-in does
+        await asyncio.sleep(1.0)
+        await p.client.close()
+        return first
+
+    try:
+        assert asyncio.run(run()) == "Yes, parking is free."
+        deadline = time.monotonic() + 10
+        while not server.hung_up and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.hung_up
+    finally:
+        server.close()
 
 
 def test_a_server_that_accepts_and_never_answers_costs_the_deadline_and_nothing_more():

@@ -60,10 +60,12 @@ def chunk(text: str) -> bytes:
 class ScriptedServer:
     """Answers every chat request as `mode` says: "stream" (each of `pieces` as a chunk, then [DONE]), "cut"
     (the pieces, then the connection closed mid-stream), "silent" (the request read, nothing ever sent),
-    "garbage" (200 with an HTML page), "error" (500). `requests` counts the requests seen."""
+    "garbage" (200 with an HTML page), "error" (500). `requests` counts the requests seen; `hung_up` says the
+    client closed a stream before its end."""
 
     def __init__(self, mode: str, pieces: tuple[str, ...] = (), delay_s: float = 0.0) -> None:
         self.mode, self.pieces, self.delay_s, self.requests = mode, pieces, delay_s, 0
+        self.hung_up = False
         self._release = threading.Event()
         server = self
 
@@ -97,8 +99,12 @@ class ScriptedServer:
         out.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         events = [chunk(piece) for piece in self.pieces] + ([b"data: [DONE]\n\n"] if self.mode == "stream" else [])
         for data in events:
-            out.write(b"%x\r\n%s\r\n" % (len(data), data))
-            out.flush()
+            try:
+                out.write(b"%x\r\n%s\r\n" % (len(data), data))
+                out.flush()
+            except OSError:
+                self.hung_up = True  # the client closed the stream (a barge-in)
+                return
             time.sleep(self.delay_s)
         if self.mode == "stream":
             out.write(b"0\r\n\r\n")
