@@ -58,6 +58,10 @@ def test_inconsistent_settings_are_rejected():
         parse([], {"AGENT_TRANSFER_TO": "reception"})
     with pytest.raises(SettingsError, match="AGENT_SYNONYMS_PATH: /nonexistent/synonyms.txt is not a file"):
         parse([], {"AGENT_SYNONYMS_PATH": "/nonexistent/synonyms.txt"})
+    with pytest.raises(SettingsError, match="AGENT_LLM_URL: got 'llama:8080', expected an http"):
+        parse([], {"AGENT_LLM_URL": "llama:8080"})
+    with pytest.raises(SettingsError, match="AGENT_LLM_API_KEY_FILE: /nonexistent/key is not a file"):
+        parse([], {"AGENT_LLM_URL": "http://127.0.0.1:8080/v1", "AGENT_LLM_API_KEY_FILE": "/nonexistent/key"})
 
 
 def test_settings_are_frozen():

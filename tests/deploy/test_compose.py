@@ -30,7 +30,10 @@ def compose():
 
 @pytest.fixture(scope="module")
 def agent_env(compose):
-    return {k: str(v) for k, v in compose["services"]["agent"]["environment"].items()}
+    """The agent's environment as compose gives it when the host sets none of the variables it refers to
+    (`${NAME:-default}` is the default)."""
+    return {k: re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(v))
+            for k, v in compose["services"]["agent"]["environment"].items()}
 
 
 @pytest.fixture(scope="module")

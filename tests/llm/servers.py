@@ -61,20 +61,24 @@ class ScriptedServer:
     """Answers every chat request as `mode` says: "stream" (each of `pieces` as a chunk, then [DONE]), "cut"
     (the pieces, then the connection closed mid-stream), "silent" (the request read, nothing ever sent),
     "garbage" (200 with an HTML page), "error" (500). `requests` counts the requests seen; `hung_up` says the
-    client closed a stream before its end."""
+    client closed a stream before its end; `headers`, the last request's."""
 
     def __init__(self, mode: str, pieces: tuple[str, ...] = (), delay_s: float = 0.0) -> None:
         self.mode, self.pieces, self.delay_s, self.requests = mode, pieces, delay_s, 0
         self.hung_up = False
+        self.headers: dict[str, str] = {}
         self._release = threading.Event()
         server = self
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
-                length = 0
+                length, headers = 0, {}
                 while (line := self.rfile.readline()) not in (b"\r\n", b""):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                    if name.strip().lower() == "content-length":
+                        length = int(value)
+                server.headers = headers
                 self.rfile.read(length)
                 server.requests += 1
                 server.answer(self.wfile)
