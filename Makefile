@@ -6,8 +6,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser).
-DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium
+# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser, PostgreSQL).
+DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgresql
 # What pjsua2 is built from source with: Debian's codec and crypto libraries (agent/sip/pjproject).
 BUILD_DEBS := build-essential swig pkg-config xz-utils libsrtp2-dev libspeex-dev libspeexdsp-dev libgsm1-dev \
 	libopus-dev libssl-dev uuid-dev

@@ -34,7 +34,7 @@ from agent.settings import Settings, SettingsError
 from agent.side.http import SideState, create_app
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
-from agent.side.records import SqliteCallStore
+from agent.side.records import CallStore, SqliteCallStore, StoreError
 from agent.side.reporter import Reporter
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.build_info import security_features
@@ -158,7 +158,7 @@ class _HttpServer(uvicorn.Server):
         yield
 
 
-async def _purge_daily(store: SqliteCallStore, messages: MessageStore, days: int) -> None:
+async def _purge_daily(store: CallStore, messages: MessageStore, days: int) -> None:
     while True:
         try:
             purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
@@ -184,13 +184,30 @@ def where_to_call(settings: Settings) -> str:
     return "\n".join(lines)
 
 
+def open_call_store(settings: Settings) -> CallStore:
+    """PostgreSQL when AGENT_DATABASE_URL is set (reached now if it can be: a schema newer than this code stops
+    start-up; a database that is down only delays the records), else SQLite under the data directory."""
+    if not settings.database_url:
+        return SqliteCallStore(settings.records_path, settings.instance_name)
+    from agent.side.records_pg import PostgresCallStore
+
+    store = PostgresCallStore(settings.database_url, settings.instance_name)
+    try:
+        store.connect()
+    except StoreError:
+        raise  # a newer agent migrated the records: this one must not write them
+    except Exception as exc:
+        event(log, "records.database_unreachable", logging.WARNING, error=type(exc).__name__)
+    return store
+
+
 async def serve(settings: Settings, dialplan: Dialplan) -> None:
     """Start the side app first (so probes see readiness change), then models, KB and SIP."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    metrics, store = Metrics(settings.metrics_window_s), SqliteCallStore(settings.records_path)
+    metrics, store = Metrics(settings.metrics_window_s), await asyncio.to_thread(open_call_store, settings)
     messages = MessageStore(settings.messages_path)
     state = SideState(settings, metrics, store, messages=messages)
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
@@ -293,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         event(log, "model.error", logging.ERROR, reason=str(exc))
         print(f"model error: {exc}", file=sys.stderr)
         return 3
+    except StoreError as exc:
+        print(f"call records: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

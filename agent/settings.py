@@ -79,6 +79,9 @@ class Settings:
     dialplan: Path | None = setting(None, "TOML file mapping dialled extensions to profiles (KB, greeting, voice, "
                                     "limits), e.g. dialplans/agent.toml; unset: one profile from these settings.")
     data_dir: Path = setting(Path("var"), "Directory for the index, call records and (by default) models.")
+    database_url: str = setting("", "PostgreSQL URL (postgresql://user:password@host/db) where call records are "
+                                "kept, shared by every agent on a line; empty: SQLite under DATA_DIR.")
+    instance: str = setting("", "This agent's name in shared call records; empty: SIP_HOST:SIP_PORT.")
     models_dir: Path | None = setting(None, "Directory of installed models; default DATA_DIR/models.")
 
     # --- knowledge
@@ -196,6 +199,10 @@ class Settings:
     log_json: bool = setting(False, "Log JSON objects instead of key=value lines.")
 
     @property
+    def instance_name(self) -> str:
+        return self.instance or f"{self.sip_host}:{self.sip_port}"
+
+    @property
     def models_path(self) -> Path:
         return self.models_dir if self.models_dir is not None else self.data_dir / "models"
 
@@ -292,6 +299,9 @@ def _check_together(s: Settings) -> None:
         raise SettingsError(f"AGENT_SYNONYMS_PATH: {s.synonyms_path} is not a file")
     if s.sip_host == s.http_host and s.sip_port == s.http_port:
         raise SettingsError(f"AGENT_SIP_PORT and AGENT_HTTP_PORT: both {s.sip_port} on {s.sip_host} (SIP uses TCP too)")
+    if s.database_url and not re.match(r"^postgres(?:ql)?://", s.database_url):
+        raise SettingsError("AGENT_DATABASE_URL: expected a URL such as postgresql://agent@db.example/calls "
+                            "(the value is not repeated: it may hold a password)")
     if s.llm_url and not re.match(r"^https?://[^\s/]+", s.llm_url):
         raise SettingsError(f"AGENT_LLM_URL: got {s.llm_url!r}, expected an http(s) URL such as "
                             "http://127.0.0.1:8080/v1")

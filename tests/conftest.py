@@ -87,3 +87,4 @@ def self_signed(folder: Path, name: str, days: int = 2) -> tuple[Path, Path]:
 
 # Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
 from tests.peers import agent, questions  # noqa: E402, F401 - pytest fixtures
+from tests.postgres import postgres  # noqa: E402, F401 - pytest fixture

@@ -131,7 +131,9 @@ def _calls(calls: list[dict]) -> str:
     out = []
     for c in calls:
         out.append(f"<details class='item'><summary>{_time(c['started'])} · {escape(c['from'] or '')} → "
-                   f"{escape(c['to'] or '')}{_transport(c.get('transport'))} · {c['duration_s']} s · "
+                   f"{escape(c['to'] or '')}{_transport(c.get('transport'))}"
+                   + (f" · taken by {escape(c['instance'])}" if c.get("instance") else "")
+                   + f" · {c['duration_s']} s · "
                    f"{escape(c['outcome'] or '')} · "
                    f"{len(c.get('turns', []))} turns</summary>")
         for t in c.get("turns", []):

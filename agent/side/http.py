@@ -271,8 +271,9 @@ def create_app(state: SideState) -> FastAPI:
             raise HTTPException(503, str(exc)) from None
 
     @app.get("/calls", dependencies=[Depends(admin)])
-    async def calls(limit: int = Query(50, ge=1, le=500)) -> dict:
-        return {"calls": await asyncio.to_thread(state.store.recent, limit)}
+    async def calls(limit: int = Query(50, ge=1, le=500), instance: str | None = Query(None, max_length=200)) -> dict:
+        """Every agent's calls on a shared store, newest first; `instance`: only that agent's."""
+        return {"calls": await asyncio.to_thread(state.store.recent, limit, False, instance)}
 
     @app.get("/calls/{call_id}", dependencies=[Depends(admin)])
     async def call(call_id: str) -> dict:

@@ -1,8 +1,9 @@
 """Call records: one row per call, one per turn, written as each turn completes.
 
-`CallStore` is the small repository interface the agent writes through;
-`SqliteCallStore` keeps it in SQLite (WAL) under AGENT_DATA_DIR. A store for
-PostgreSQL (several agents sharing one) implements the same methods.
+`CallStore` is the small repository interface the agent writes through; `SqlCallStore` its SQL, shared by
+`SqliteCallStore` (SQLite in WAL mode under AGENT_DATA_DIR, the embedded default) and `PostgresCallStore`
+(records_pg.py: several agents sharing one database). Both migrate their schema forward at start-up and
+refuse one newer than the code.
 """
 
 from __future__ import annotations
@@ -23,34 +24,147 @@ from agent.side.unanswered import UnansweredQuestion
 
 log = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    id TEXT PRIMARY KEY, sip_call_id TEXT, remote TEXT, dialed TEXT, codec TEXT, started REAL NOT NULL,
-    ended REAL, outcome TEXT, reason TEXT, barge_ins INTEGER DEFAULT 0, dtmf TEXT DEFAULT '',
-    transport TEXT DEFAULT 'sip');
-CREATE TABLE IF NOT EXISTS turns (
-    call_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE, n INTEGER NOT NULL, started REAL NOT NULL,
-    transcript TEXT, answer TEXT, sources TEXT, abstained INTEGER, outcome TEXT, latencies TEXT,
-    hearing TEXT DEFAULT '{}', PRIMARY KEY (call_id, n));
-CREATE INDEX IF NOT EXISTS calls_by_start ON calls (started);
-"""
+SCHEMA_VERSION = 2
+"""The records' schema this code writes; a store at a newer version (a newer agent migrated it) is refused."""
+
+
+def migrations(dialect: str) -> list[list[str]]:
+    """Step n brings a store from version n to n + 1 ("sqlite" or "postgresql"; the SQL is otherwise shared)."""
+    real = "DOUBLE PRECISION" if dialect == "postgresql" else "REAL"
+    return [
+        [f"""CREATE TABLE IF NOT EXISTS calls (
+            id TEXT PRIMARY KEY, sip_call_id TEXT, remote TEXT, dialed TEXT, codec TEXT, started {real} NOT NULL,
+            ended {real}, outcome TEXT, reason TEXT, barge_ins INTEGER DEFAULT 0, dtmf TEXT DEFAULT '',
+            transport TEXT DEFAULT 'sip')""",
+         f"""CREATE TABLE IF NOT EXISTS turns (
+            call_id TEXT NOT NULL REFERENCES calls(id) ON DELETE CASCADE, n INTEGER NOT NULL, started {real} NOT NULL,
+            transcript TEXT, answer TEXT, sources TEXT, abstained INTEGER, outcome TEXT, latencies TEXT,
+            hearing TEXT DEFAULT '{{}}', PRIMARY KEY (call_id, n))""",
+         "CREATE INDEX IF NOT EXISTS calls_by_start ON calls (started)"],
+        ["ALTER TABLE calls ADD COLUMN instance TEXT DEFAULT ''"],  # which agent took the call
+    ]
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used by this agent (a schema newer than the code)."""
+
+
+def migrate(run, fetch, dialect: str) -> int:
+    """Bring the store to SCHEMA_VERSION inside the caller's transaction; returns the version found.
+    `run(sql)` executes, `fetch(sql)` returns rows."""
+    run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    rows = fetch("SELECT version FROM schema_version")
+    found = rows[0][0] if rows else 0
+    if found > SCHEMA_VERSION:
+        raise StoreError(f"call records are at schema version {found}, newer than this agent's {SCHEMA_VERSION}: "
+                         "run the newer agent, or restore a backup from before it")
+    for step in migrations(dialect)[found:]:
+        for sql in step:
+            run(sql)
+    if not rows:
+        run(f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})")
+    elif found < SCHEMA_VERSION:
+        run(f"UPDATE schema_version SET version = {SCHEMA_VERSION}")
+    return found
 
 
 class CallStore(Protocol):
     def start_call(self, call: CallRecord) -> None: ...
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None: ...
     def end_call(self, call: CallRecord) -> None: ...
-    def recent(self, limit: int = 50, with_turns: bool = False) -> list[dict]: ...
+    def recent(self, limit: int = 50, with_turns: bool = False, instance: str | None = None) -> list[dict]: ...
     def get(self, call_id: str) -> dict | None: ...
     def purge(self, older_than: float) -> int: ...
     def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]: ...
 
 
-class SqliteCallStore:
+class SqlCallStore:
+    """The SQL of a CallStore, shared by both backends; a backend gives `_write(sql, args) -> rowcount` and
+    `_read(sql, args) -> rows` (rows indexable by column name), with `?` placeholders. Every write is idempotent
+    (an upsert by call id and turn number): the record writer may retry one that did land."""
+
+    instance = ""
+    """The agent these calls are recorded as taken by (AGENT_INSTANCE)."""
+
+    def _write(self, sql: str, args: tuple) -> int:
+        raise NotImplementedError
+
+    def _read(self, sql: str, args: tuple) -> list:
+        raise NotImplementedError
+
+    def start_call(self, call: CallRecord) -> None:
+        self._write("INSERT INTO calls (id, sip_call_id, remote, dialed, codec, started, transport, instance) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "sip_call_id = excluded.sip_call_id, remote = excluded.remote, dialed = excluded.dialed, "
+                    "codec = excluded.codec, started = excluded.started, transport = excluded.transport, "
+                    "instance = excluded.instance",
+                    (call.id, call.sip_call_id, call.remote, call.dialed, call.codec, call.started, call.transport,
+                     self.instance))
+
+    def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
+        latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
+        hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
+                                     ("first_heard", turn.first_heard), ("readings", turn.readings),
+                                     ("topic", turn.topic), ("continues", turn.continues or None),
+                                     ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
+                   if v not in (None, "")}
+        self._write("INSERT INTO turns (call_id, n, started, transcript, answer, sources, abstained, outcome, "
+                    "latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id, n) DO UPDATE "
+                    "SET started = excluded.started, transcript = excluded.transcript, answer = excluded.answer, "
+                    "sources = excluded.sources, abstained = excluded.abstained, outcome = excluded.outcome, "
+                    "latencies = excluded.latencies, hearing = excluded.hearing",
+                    (call.id, n, turn.started, turn.transcript, " ".join(turn.answer), json.dumps(turn.sources),
+                     int(turn.abstained), turn.outcome, json.dumps(latencies), json.dumps(hearing)))
+
+    def end_call(self, call: CallRecord) -> None:
+        self._write("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
+                    "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
+                                     "".join(call.dtmf), call.id))
+
+    def recent(self, limit: int = 50, with_turns: bool = False, instance: str | None = None) -> list[dict]:
+        """The latest calls of every agent on this store, newest first (only `instance`'s when given);
+        `with_turns`: each with its turns (as `get` gives them)."""
+        where, args = ("WHERE c.instance = ? ", (instance,)) if instance is not None else ("", ())
+        rows = self._read("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+                          f"FROM calls c {where}ORDER BY started DESC LIMIT ?", (*args, limit))
+        calls = [_call_row(row) for row in rows]
+        if with_turns and calls:
+            by_id = {call["id"]: call for call in calls}
+            for call in calls:
+                call["turns"] = []
+            marks = ",".join("?" * len(by_id))
+            for t in self._read(f"SELECT * FROM turns WHERE call_id IN ({marks}) ORDER BY call_id, n", tuple(by_id)):
+                by_id[t["call_id"]]["turns"].append(_turn_row(t))
+        return calls
+
+    def get(self, call_id: str) -> dict | None:
+        rows = self._read("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+                          "FROM calls c WHERE id = ?", (call_id,))
+        if not rows:
+            return None
+        call = _call_row(rows[0])
+        call["turns"] = [_turn_row(t) for t in self._read("SELECT * FROM turns WHERE call_id = ? ORDER BY n",
+                                                          (call_id,))]
+        return call
+
+    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
+        """The latest `limit` questions since `since` that the agent declined or asked to hear again."""
+        rows = self._read("SELECT call_id, started, transcript, abstained, outcome FROM turns "
+                          "WHERE started >= ? AND transcript != '' AND (outcome = 'asked again' OR "
+                          "(outcome = 'answered' AND abstained = 1)) ORDER BY started DESC LIMIT ?", (since, limit))
+        return [UnansweredQuestion(r["transcript"], r["call_id"], r["started"],
+                                   "asked again" if r["outcome"] == "asked again" else "declined") for r in rows]
+
+    def purge(self, older_than: float) -> int:
+        """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
+        return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+
+
+class SqliteCallStore(SqlCallStore):
     """CallStore in one SQLite file; safe to use from any thread."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, instance: str = "") -> None:
+        self.path, self.instance = path, instance
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
@@ -69,13 +183,15 @@ class SqliteCallStore:
             self._create()
 
     def _create(self) -> None:
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
-            # Stores written before a column existed keep their rows and gain the column.
-            if "hearing" not in {row[1] for row in db.execute("PRAGMA table_info(turns)")}:
+        with closing(self._connect()) as db, db:
+            # Stores written before the schema had a version keep their rows and gain the columns added since.
+            if "hearing" not in {row[1] for row in db.execute("PRAGMA table_info(turns)")} and \
+                    db.execute("PRAGMA table_info(turns)").fetchall():
                 db.execute("ALTER TABLE turns ADD COLUMN hearing TEXT DEFAULT '{}'")
-            if "transport" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")}:
+            if "transport" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")} and \
+                    db.execute("PRAGMA table_info(calls)").fetchall():
                 db.execute("ALTER TABLE calls ADD COLUMN transport TEXT DEFAULT 'sip'")
+            migrate(db.execute, lambda sql: db.execute(sql).fetchall(), "sqlite")
 
     def _connect(self) -> sqlite3.Connection:
         # A short wait: a locked store fails fast and the record writer retries (agent.side.writer).
@@ -89,68 +205,9 @@ class SqliteCallStore:
         with self._lock, closing(self._connect()) as db, db:
             return db.execute(sql, args).rowcount
 
-    def start_call(self, call: CallRecord) -> None:
-        self._write("INSERT OR REPLACE INTO calls (id, sip_call_id, remote, dialed, codec, started, transport) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (call.id, call.sip_call_id, call.remote, call.dialed, call.codec,
-                                                     call.started, call.transport))
-
-    def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
-        latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
-        hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
-                                     ("first_heard", turn.first_heard), ("readings", turn.readings),
-                                     ("topic", turn.topic), ("continues", turn.continues or None),
-                                     ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
-                   if v not in (None, "")}
-        self._write("INSERT OR REPLACE INTO turns (call_id, n, started, transcript, answer, sources, abstained, "
-                    "outcome, latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (call.id, n, turn.started, turn.transcript, " ".join(turn.answer), json.dumps(turn.sources),
-                     int(turn.abstained), turn.outcome, json.dumps(latencies), json.dumps(hearing)))
-
-    def end_call(self, call: CallRecord) -> None:
-        self._write("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
-                    "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
-                                     "".join(call.dtmf), call.id))
-
-    def recent(self, limit: int = 50, with_turns: bool = False) -> list[dict]:
-        """The latest calls, newest first; `with_turns`: each with its turns (as `get` gives them)."""
+    def _read(self, sql: str, args: tuple) -> list:
         with closing(self._connect()) as db:
-            rows = db.execute("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
-                              "FROM calls c ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
-            calls = [_call_row(row) for row in rows]
-            if with_turns and calls:
-                by_id = {call["id"]: call for call in calls}
-                for call in calls:
-                    call["turns"] = []
-                marks = ",".join("?" * len(by_id))
-                for t in db.execute(f"SELECT * FROM turns WHERE call_id IN ({marks}) ORDER BY call_id, n",
-                                    tuple(by_id)).fetchall():
-                    by_id[t["call_id"]]["turns"].append(_turn_row(t))
-        return calls
-
-    def get(self, call_id: str) -> dict | None:
-        with closing(self._connect()) as db:
-            row = db.execute("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
-                             "FROM calls c WHERE id = ?", (call_id,)).fetchone()
-            if row is None:
-                return None
-            turns = db.execute("SELECT * FROM turns WHERE call_id = ? ORDER BY n", (call_id,)).fetchall()
-        call = _call_row(row)
-        call["turns"] = [_turn_row(t) for t in turns]
-        return call
-
-    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
-        """The latest `limit` questions since `since` that the agent declined or asked to hear again."""
-        with closing(self._connect()) as db:
-            rows = db.execute("SELECT call_id, started, transcript, abstained, outcome FROM turns "
-                              "WHERE started >= ? AND transcript != '' AND (outcome = 'asked again' OR "
-                              "(outcome = 'answered' AND abstained = 1)) ORDER BY started DESC LIMIT ?",
-                              (since, limit)).fetchall()
-        return [UnansweredQuestion(r["transcript"], r["call_id"], r["started"],
-                                   "asked again" if r["outcome"] == "asked again" else "declined") for r in rows]
-
-    def purge(self, older_than: float) -> int:
-        """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
-        return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+            return db.execute(sql, args).fetchall()
 
 
 def _turn_row(t: sqlite3.Row) -> dict:
@@ -165,4 +222,5 @@ def _call_row(row: sqlite3.Row) -> dict:
             "codec": row["codec"], "transport": row["transport"], "started": row["started"], "ended": ended,
             "duration_s": round(ended - row["started"], 1) if ended else round(time.time() - row["started"], 1),
             "outcome": row["outcome"] or ("in progress" if ended is None else ""), "reason": row["reason"],
+            "instance": row["instance"] or "",
             "barge_ins": row["barge_ins"], "dtmf": row["dtmf"], "turns": row["turns"]}

@@ -12,21 +12,21 @@ def _call(n=1, started=None):
     return CallRecord(f"id{n}", f"sip-{n}", "<sip:caller@127.0.0.1>", "200", started or time.time(), codec="PCMU/8000")
 
 
-def test_a_completed_turn_survives_a_crash_mid_call(tmp_path):
-    store = SqliteCallStore(tmp_path / "calls.db")
+def test_a_completed_turn_survives_a_crash_mid_call(open_store):
+    store = open_store()
     call = _call()
     store.start_call(call)
     store.add_turn(call, 1, TurnRecord(started=1.0, transcript="do you take cheques", answer=["We do not."],
                                        sources=["prices.md#abc"], outcome="answered", response_ms=812.0))
-    reopened = SqliteCallStore(tmp_path / "calls.db").get("id1")  # as after a restart, without end_call
+    reopened = open_store().get("id1")  # as after a restart, without end_call
     assert reopened["outcome"] == "in progress"
     (turn,) = reopened["turns"]
     assert turn["transcript"] == "do you take cheques" and turn["sources"] == ["prices.md#abc"]
     assert turn["latencies_ms"] == {"response_ms": 812.0}
 
 
-def test_ended_calls_list_newest_first_with_their_outcome(tmp_path):
-    store = SqliteCallStore(tmp_path / "calls.db")
+def test_ended_calls_list_newest_first_with_their_outcome(open_store):
+    store = open_store()
     for n in (1, 2):
         call = _call(n, started=1000.0 + n)
         store.start_call(call)
@@ -38,8 +38,8 @@ def test_ended_calls_list_newest_first_with_their_outcome(tmp_path):
     assert store.get("nope") is None
 
 
-def test_retention_purges_old_calls_and_their_turns(tmp_path):
-    store = SqliteCallStore(tmp_path / "calls.db")
+def test_retention_purges_old_calls_and_their_turns(open_store):
+    store = open_store()
     old, new = _call(1, started=100.0), _call(2, started=10_000.0)
     for call in (old, new):
         store.start_call(call)
@@ -48,8 +48,8 @@ def test_retention_purges_old_calls_and_their_turns(tmp_path):
     assert [c["id"] for c in store.recent()] == ["id2"]
 
 
-def test_a_call_keeps_the_transport_that_carried_it(tmp_path):
-    store = SqliteCallStore(tmp_path / "calls.db")
+def test_a_call_keeps_the_transport_that_carried_it(open_store):
+    store = open_store()
     call = CallRecord("idw", "webrtc-1", "browser:127.0.0.1", "browser", time.time(), transport="webrtc")
     store.start_call(call)
     assert store.get("idw")["transport"] == "webrtc" and store.recent()[0]["transport"] == "webrtc"
@@ -110,8 +110,8 @@ def test_cpu_per_answered_turn_is_what_the_process_spent_between_answers():
     assert metrics.registry.get_sample_value("agent_process_cpu_seconds") >= 0.2
 
 
-def test_declined_and_asked_again_turns_are_the_unanswered_questions(tmp_path):
-    store = SqliteCallStore(tmp_path / "calls.db")
+def test_declined_and_asked_again_turns_are_the_unanswered_questions(open_store):
+    store = open_store()
     call = _call()
     store.start_call(call)
     turns = [("what are your hours", "answered", False), ("do you sell pizza", "answered", True),
