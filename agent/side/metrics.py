@@ -49,6 +49,10 @@ class Metrics:
         self.spare_calls = Gauge("agent_spare_calls", "Calls this agent can still take: the lower of max_calls "
                                  "left and what fits in AGENT_CPU_TARGET by the calls' measured CPU cost.", registry=r)
         self.render_backlog = Gauge("agent_speech_render_backlog", "Answer sentences not rendered yet.", registry=r)
+        self.store_degraded = False
+        """The call-record store is unavailable (writes wait to be retried); /readyz says so."""
+        self.record_store_degraded = Gauge("agent_record_store_degraded", "1 while the call-record store is "
+                                           "unavailable and writes wait, in order, to be retried.", registry=r)
         self.record_writes_pending = Gauge("agent_record_writes_pending", "Call-record writes waiting for the store.",
                                            registry=r)
         self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
@@ -91,6 +95,10 @@ class Metrics:
         """Drop (time, value) samples older than the window (call with the lock held)."""
         while samples and samples[0][0] < now - self._window_s:
             samples.popleft()
+
+    def records_degraded(self, degraded: bool) -> None:
+        self.store_degraded = degraded
+        self.record_store_degraded.set(int(degraded))
 
     def registration(self, status) -> None:
         """A registration outcome (a RegistrationStatus), from the SIP thread."""

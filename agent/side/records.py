@@ -45,6 +45,10 @@ def migrations(dialect: str) -> list[list[str]]:
     ]
 
 
+class StoreUnavailable(OSError):
+    """The store cannot be reached now (a database that is down): the record writer retries the write."""
+
+
 class StoreError(RuntimeError):
     """The store cannot be used by this agent (a schema newer than the code)."""
 

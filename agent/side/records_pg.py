@@ -16,7 +16,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from agent.logs import event
-from agent.side.records import SqlCallStore, migrate
+from agent.side.records import SqlCallStore, StoreUnavailable, migrate
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +59,10 @@ class PostgresCallStore(SqlCallStore):
         with self._lock:
             try:
                 return self._connection().execute(sql.replace("?", "%s"), args)
-            except psycopg.OperationalError:
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 if self._db is not None:
                     self._db.close()  # the next operation connects again
-                raise
+                raise StoreUnavailable(str(exc).strip()[:200]) from exc
 
     def _write(self, sql: str, args: tuple) -> int:
         return self._run(sql, args).rowcount

@@ -31,7 +31,7 @@ class Reporter:
         self.metrics = metrics
         self.store = store
         self.messages = messages
-        self._writer = RecordWriter(metrics.record_writes_pending.set)
+        self._writer = RecordWriter(metrics.record_writes_pending.set, metrics.records_degraded)
 
     def _write(self, method, *args) -> None:
         # Snapshot what is written now: the session goes on changing the record while the write waits.

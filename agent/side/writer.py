@@ -27,10 +27,13 @@ RETRY_S = (0.2, 0.5, 1.0, 2.0)
 class RecordWriter:
     """`submit(write, *args)` from any thread; the writes run in submission order on the writer thread."""
 
-    def __init__(self, on_pending: Callable[[int], None] = lambda n: None) -> None:
+    def __init__(self, on_pending: Callable[[int], None] = lambda n: None,
+                 on_degraded: Callable[[bool], None] = lambda degraded: None) -> None:
+        """`on_degraded(True)` when a write starts being retried (the store is unavailable), `(False)` once it
+        went through."""
         self._queue: deque[tuple[Callable, tuple]] = deque()
         self._ready = threading.Condition()
-        self._on_pending = on_pending
+        self._on_pending, self._on_degraded = on_pending, on_degraded
         self.dropped = 0
         self._busy = False
         self._thread = threading.Thread(target=self._run, name="records", daemon=True)
@@ -72,8 +75,7 @@ class RecordWriter:
                 self._on_pending(len(self._queue))
                 self._ready.notify_all()
 
-    @staticmethod
-    def _write_until_done(write: Callable, args: tuple) -> None:
+    def _write_until_done(self, write: Callable, args: tuple) -> None:
         """Retry while the store is unavailable (locked, I/O); a write the store rejects for any other
         reason is a bug, logged and skipped rather than holding up every write behind it."""
         attempt = 0
@@ -82,11 +84,13 @@ class RecordWriter:
                 write(*args)
                 if attempt:
                     event(log, "records.write_recovered", attempts=attempt + 1)
+                    self._on_degraded(False)
                 return
             except (sqlite3.OperationalError, OSError) as exc:
                 if attempt == 0:
                     event(log, "records.write_retrying", logging.WARNING, error=type(exc).__name__,
                           detail=str(exc)[:120])
+                    self._on_degraded(True)
                 time.sleep(RETRY_S[min(attempt, len(RETRY_S) - 1)])
                 attempt += 1
             except Exception:
