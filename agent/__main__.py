@@ -32,6 +32,7 @@ from agent.models.verify import ModelError, identity
 from agent.progress import Progress
 from agent.settings import Settings, SettingsError
 from agent.side.http import SideState, create_app
+from agent.side.kb_sync import share_reindexing
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.records import CallStore, SqliteCallStore, StoreError
@@ -217,6 +218,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None
+    kb_listener = None
     try:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
@@ -231,6 +233,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
             await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
         state.knowledge = knowledge
         del state.not_ready["kb"]
+        kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
         reporter = Reporter(metrics, store, state.messages)
@@ -256,6 +259,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     finally:
         if agent is not None:
             await agent.stop()
+        if kb_listener is not None:
+            await asyncio.to_thread(kb_listener.stop)
         purge.cancel()
         server.should_exit = True
         await http

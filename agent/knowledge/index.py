@@ -8,6 +8,7 @@ they were, and says why.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -66,6 +67,11 @@ class Snapshot:
             for token in c.tokens:
                 postings.setdefault(token, set()).add(i)
         return cls(tuple(chunks), vectors, bm25, position, {t: frozenset(d) for t, d in postings.items()})
+
+    @functools.cached_property
+    def version(self) -> str:
+        """What this snapshot holds, in 12 hex digits: agents indexing the same files show the same version."""
+        return hashlib.sha256("\n".join(sorted(c.chunk.id for c in self.chunks)).encode()).hexdigest()[:12]
 
     def idf(self, token: str) -> float | None:
         """Inverse document frequency of a token; None for a word the KB never uses."""

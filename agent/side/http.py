@@ -9,6 +9,7 @@ The browser phone (/phone) is off unless AGENT_WEB_PHONE; beyond loopback it nee
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import time
@@ -61,6 +62,9 @@ class SideState:
     """Where report work runs: behind every call's model work (None: the default thread pool)."""
     not_ready: dict[str, str] = field(default_factory=lambda: {"models": "loading", "kb": "not loaded",
                                                                "sip": "not started"})
+    reindexed: object = field(default=lambda profiles: None)
+    """Callable, on a worker thread after POST /kb/reindex with the profiles it re-indexed: record their index
+    versions and tell the other agents on a shared database (side/kb_sync)."""
 
     def readiness(self) -> dict[str, str]:
         reasons = dict(self.not_ready)
@@ -134,7 +138,11 @@ def create_app(state: SideState) -> FastAPI:
         body: dict = {"ready": not reasons, "reasons": reasons, "spare_calls": state.spare_calls(),
                       "pjsua2": sip_build,
                       # Calls are still answered while the store is away; their records wait in order.
-                      "records": "degraded" if state.metrics.store_degraded else "ok"}
+                      "records": "degraded" if state.metrics.store_degraded else "ok",
+                      "kb_versions": {name: kb.index.snapshot.version for name, kb in (state.knowledge or {}).items()}}
+        # Every agent's, when the records are shared (a database that is down only leaves this out).
+        with contextlib.suppress(Exception):
+            body["line_kb_versions"] = await asyncio.wait_for(asyncio.to_thread(state.store.kb_versions), 5)
         registration = state.registration()
         if registration is not None:
             body["registration"] = {"state": registration.state, "code": registration.code,
@@ -183,6 +191,8 @@ def create_app(state: SideState) -> FastAPI:
                  "profiles": {n: {"ok": r.ok, "added": r.added, "changed": r.changed, "deleted": r.deleted,
                                   "unchanged": r.unchanged, "chunks": r.chunks, "errors": r.rejected,
                                   "error": r.error} for n, r in reports.items()}}
+        if ok:
+            await loop.run_in_executor(None, state.reindexed, names)
         return JSONResponse(body, status_code=200 if ok else 500)
 
     async def unanswered_groups(days: int, limit: int) -> tuple[int, list[dict]]:

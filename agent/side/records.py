@@ -24,7 +24,7 @@ from agent.side.unanswered import UnansweredQuestion
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The records' schema this code writes; a store at a newer version (a newer agent migrated it) is refused."""
 
 
@@ -42,6 +42,9 @@ def migrations(dialect: str) -> list[list[str]]:
             hearing TEXT DEFAULT '{{}}', PRIMARY KEY (call_id, n))""",
          "CREATE INDEX IF NOT EXISTS calls_by_start ON calls (started)"],
         ["ALTER TABLE calls ADD COLUMN instance TEXT DEFAULT ''"],  # which agent took the call
+        [f"""CREATE TABLE IF NOT EXISTS kb_versions (
+            instance TEXT NOT NULL, profile TEXT NOT NULL, version TEXT NOT NULL, updated {real} NOT NULL,
+            PRIMARY KEY (instance, profile))"""],  # each agent's index, by profile
     ]
 
 
@@ -162,6 +165,18 @@ class SqlCallStore:
     def purge(self, older_than: float) -> int:
         """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
         return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+
+    def kb_indexed(self, profile: str, version: str) -> None:
+        """This agent's index of `profile` is now at `version` (Snapshot.version)."""
+        self._write("INSERT INTO kb_versions (instance, profile, version, updated) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (instance, profile) DO UPDATE SET version = excluded.version, "
+                    "updated = excluded.updated", (self.instance, profile, version, time.time()))
+
+    def kb_versions(self) -> list[dict]:
+        """Every agent's index version of every profile, as last recorded."""
+        return [{"instance": r["instance"], "profile": r["profile"], "version": r["version"],
+                 "updated": r["updated"]}
+                for r in self._read("SELECT * FROM kb_versions ORDER BY instance, profile", ())]
 
 
 class SqliteCallStore(SqlCallStore):
