@@ -202,6 +202,15 @@ def open_call_store(settings: Settings) -> CallStore:
     return store
 
 
+def open_message_store(settings: Settings, records: CallStore):
+    """The shared database's messages table beside its call records, else the messages folder."""
+    if settings.database_url:
+        from agent.side.messages_pg import PostgresMessageStore
+
+        return PostgresMessageStore(records)
+    return MessageStore(settings.messages_path)
+
+
 async def serve(settings: Settings, dialplan: Dialplan) -> None:
     """Start the side app first (so probes see readiness change), then models, KB and SIP."""
     stop = asyncio.Event()
@@ -209,7 +218,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     metrics, store = Metrics(settings.metrics_window_s), await asyncio.to_thread(open_call_store, settings)
-    messages = MessageStore(settings.messages_path)
+    messages = open_message_store(settings, store)
     state = SideState(settings, metrics, store, messages=messages)
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))

@@ -17,7 +17,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.browser.offer import OfferError
@@ -229,11 +229,11 @@ def create_app(state: SideState) -> FastAPI:
         return {"messages": found}
 
     @app.get("/messages/{message_id}.wav", dependencies=[Depends(admin)])
-    async def message_audio(message_id: str) -> FileResponse:
-        path = state.messages.audio_path(message_id) if state.messages is not None else None
-        if path is None:
+    async def message_audio(message_id: str) -> Response:
+        audio = await asyncio.to_thread(state.messages.audio, message_id) if state.messages is not None else None
+        if audio is None:
             raise HTTPException(404, f"no message {message_id}")
-        return FileResponse(path, media_type="audio/wav")
+        return Response(audio, media_type="audio/wav")
 
     @app.websocket("/ws/media")
     async def media_stream(websocket: WebSocket, to: str = "websocket", token: str = "") -> None:

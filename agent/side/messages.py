@@ -1,4 +1,5 @@
-"""Messages callers left: a WAV and a JSON note per message under AGENT_DATA_DIR/messages.
+"""Messages callers left: a WAV and a JSON note per message under AGENT_DATA_DIR/messages (with
+AGENT_DATABASE_URL, in the shared database instead: messages_pg.py).
 
 Plain files, each written whole to a temporary name and renamed, so a crash or a full disk never leaves
 half a message, and the audio is on disk before the (slower) transcript exists: a caller who hangs up
@@ -7,6 +8,7 @@ mid-message, or an agent stopped while it transcribes, still leaves the recordin
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -32,11 +34,7 @@ class MessageStore:
         """The recording (16 kHz int16), then its note."""
         self.folder.mkdir(parents=True, exist_ok=True)
         wav_tmp = self.folder / f".{message.id}.wav.tmp"
-        with wave.open(str(wav_tmp), "wb") as wav:
-            wav.setnchannels(1)
-            wav.setsampwidth(2)
-            wav.setframerate(RATE)
-            wav.writeframes(audio.astype("<i2").tobytes())
+        wav_tmp.write_bytes(wav_bytes(audio))
         os.replace(wav_tmp, self.folder / f"{message.id}.wav")
         self._write_note(message)
 
@@ -71,9 +69,23 @@ class MessageStore:
                 gone += 1
         return gone
 
-    def audio_path(self, message_id: str) -> Path | None:
-        """The message's WAV, or None (also for anything that is not a message id)."""
+    def audio(self, message_id: str) -> bytes | None:
+        """The message's WAV file, or None (also for anything that is not a message id)."""
         if not _ID.match(message_id):
             return None
         path = self.folder / f"{message_id}.wav"
-        return path if path.is_file() else None
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+
+def wav_bytes(audio: np.ndarray) -> bytes:
+    """16 kHz mono int16 samples as a WAV file."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(RATE)
+        wav.writeframes(audio.astype("<i2").tobytes())
+    return out.getvalue()

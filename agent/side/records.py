@@ -24,7 +24,7 @@ from agent.side.unanswered import UnansweredQuestion
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The records' schema this code writes; a store at a newer version (a newer agent migrated it) is refused."""
 
 
@@ -45,6 +45,9 @@ def migrations(dialect: str) -> list[list[str]]:
         [f"""CREATE TABLE IF NOT EXISTS kb_versions (
             instance TEXT NOT NULL, profile TEXT NOT NULL, version TEXT NOT NULL, updated {real} NOT NULL,
             PRIMARY KEY (instance, profile))"""],  # each agent's index, by profile
+        [f"""CREATE TABLE IF NOT EXISTS messages (
+            id TEXT PRIMARY KEY, instance TEXT NOT NULL, started {real} NOT NULL, note TEXT NOT NULL,
+            audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)"""],  # with a shared database
     ]
 
 
@@ -86,21 +89,21 @@ class CallStore(Protocol):
 
 
 class SqlCallStore:
-    """The SQL of a CallStore, shared by both backends; a backend gives `_write(sql, args) -> rowcount` and
-    `_read(sql, args) -> rows` (rows indexable by column name), with `?` placeholders. Every write is idempotent
+    """The SQL of a CallStore, shared by both backends; a backend gives `execute(sql, args) -> rowcount` and
+    `fetch(sql, args) -> rows` (rows indexable by column name), with `?` placeholders. Every write is idempotent
     (an upsert by call id and turn number): the record writer may retry one that did land."""
 
     instance = ""
     """The agent these calls are recorded as taken by (AGENT_INSTANCE)."""
 
-    def _write(self, sql: str, args: tuple) -> int:
+    def execute(self, sql: str, args: tuple) -> int:
         raise NotImplementedError
 
-    def _read(self, sql: str, args: tuple) -> list:
+    def fetch(self, sql: str, args: tuple) -> list:
         raise NotImplementedError
 
     def start_call(self, call: CallRecord) -> None:
-        self._write("INSERT INTO calls (id, sip_call_id, remote, dialed, codec, started, transport, instance) "
+        self.execute("INSERT INTO calls (id, sip_call_id, remote, dialed, codec, started, transport, instance) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
                     "sip_call_id = excluded.sip_call_id, remote = excluded.remote, dialed = excluded.dialed, "
                     "codec = excluded.codec, started = excluded.started, transport = excluded.transport, "
@@ -115,7 +118,7 @@ class SqlCallStore:
                                      ("topic", turn.topic), ("continues", turn.continues or None),
                                      ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
                    if v not in (None, "")}
-        self._write("INSERT INTO turns (call_id, n, started, transcript, answer, sources, abstained, outcome, "
+        self.execute("INSERT INTO turns (call_id, n, started, transcript, answer, sources, abstained, outcome, "
                     "latencies, hearing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id, n) DO UPDATE "
                     "SET started = excluded.started, transcript = excluded.transcript, answer = excluded.answer, "
                     "sources = excluded.sources, abstained = excluded.abstained, outcome = excluded.outcome, "
@@ -124,7 +127,7 @@ class SqlCallStore:
                      int(turn.abstained), turn.outcome, json.dumps(latencies), json.dumps(hearing)))
 
     def end_call(self, call: CallRecord) -> None:
-        self._write("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
+        self.execute("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
                     "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
                                      "".join(call.dtmf), call.id))
 
@@ -132,7 +135,7 @@ class SqlCallStore:
         """The latest calls of every agent on this store, newest first (only `instance`'s when given);
         `with_turns`: each with its turns (as `get` gives them)."""
         where, args = ("WHERE c.instance = ? ", (instance,)) if instance is not None else ("", ())
-        rows = self._read("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+        rows = self.fetch("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
                           f"FROM calls c {where}ORDER BY started DESC LIMIT ?", (*args, limit))
         calls = [_call_row(row) for row in rows]
         if with_turns and calls:
@@ -140,23 +143,23 @@ class SqlCallStore:
             for call in calls:
                 call["turns"] = []
             marks = ",".join("?" * len(by_id))
-            for t in self._read(f"SELECT * FROM turns WHERE call_id IN ({marks}) ORDER BY call_id, n", tuple(by_id)):
+            for t in self.fetch(f"SELECT * FROM turns WHERE call_id IN ({marks}) ORDER BY call_id, n", tuple(by_id)):
                 by_id[t["call_id"]]["turns"].append(_turn_row(t))
         return calls
 
     def get(self, call_id: str) -> dict | None:
-        rows = self._read("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
+        rows = self.fetch("SELECT c.*, (SELECT COUNT(*) FROM turns t WHERE t.call_id = c.id) AS turns "
                           "FROM calls c WHERE id = ?", (call_id,))
         if not rows:
             return None
         call = _call_row(rows[0])
-        call["turns"] = [_turn_row(t) for t in self._read("SELECT * FROM turns WHERE call_id = ? ORDER BY n",
+        call["turns"] = [_turn_row(t) for t in self.fetch("SELECT * FROM turns WHERE call_id = ? ORDER BY n",
                                                           (call_id,))]
         return call
 
     def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
         """The latest `limit` questions since `since` that the agent declined or asked to hear again."""
-        rows = self._read("SELECT call_id, started, transcript, abstained, outcome FROM turns "
+        rows = self.fetch("SELECT call_id, started, transcript, abstained, outcome FROM turns "
                           "WHERE started >= ? AND transcript != '' AND (outcome = 'asked again' OR "
                           "(outcome = 'answered' AND abstained = 1)) ORDER BY started DESC LIMIT ?", (since, limit))
         return [UnansweredQuestion(r["transcript"], r["call_id"], r["started"],
@@ -164,11 +167,11 @@ class SqlCallStore:
 
     def purge(self, older_than: float) -> int:
         """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
-        return self._write("DELETE FROM calls WHERE started < ?", (older_than,))
+        return self.execute("DELETE FROM calls WHERE started < ?", (older_than,))
 
     def kb_indexed(self, profile: str, version: str) -> None:
         """This agent's index of `profile` is now at `version` (Snapshot.version)."""
-        self._write("INSERT INTO kb_versions (instance, profile, version, updated) VALUES (?, ?, ?, ?) "
+        self.execute("INSERT INTO kb_versions (instance, profile, version, updated) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT (instance, profile) DO UPDATE SET version = excluded.version, "
                     "updated = excluded.updated", (self.instance, profile, version, time.time()))
 
@@ -176,7 +179,7 @@ class SqlCallStore:
         """Every agent's index version of every profile, as last recorded."""
         return [{"instance": r["instance"], "profile": r["profile"], "version": r["version"],
                  "updated": r["updated"]}
-                for r in self._read("SELECT * FROM kb_versions ORDER BY instance, profile", ())]
+                for r in self.fetch("SELECT * FROM kb_versions ORDER BY instance, profile", ())]
 
 
 class SqliteCallStore(SqlCallStore):
@@ -220,11 +223,11 @@ class SqliteCallStore(SqlCallStore):
         db.row_factory = sqlite3.Row
         return db
 
-    def _write(self, sql: str, args: tuple) -> int:
+    def execute(self, sql: str, args: tuple) -> int:
         with self._lock, closing(self._connect()) as db, db:
             return db.execute(sql, args).rowcount
 
-    def _read(self, sql: str, args: tuple) -> list:
+    def fetch(self, sql: str, args: tuple) -> list:
         with closing(self._connect()) as db:
             return db.execute(sql, args).fetchall()
 

@@ -64,10 +64,10 @@ class PostgresCallStore(SqlCallStore):
                     self._db.close()  # the next operation connects again
                 raise StoreUnavailable(str(exc).strip()[:200]) from exc
 
-    def _write(self, sql: str, args: tuple) -> int:
+    def execute(self, sql: str, args: tuple) -> int:
         return self._run(sql, args).rowcount
 
-    def _read(self, sql: str, args: tuple) -> list:
+    def fetch(self, sql: str, args: tuple) -> list:
         return self._run(sql, args).fetchall()
 
     def close(self) -> None:

@@ -27,3 +27,19 @@ def open_store(request, tmp_path):
     yield open_store
     for store in opened:
         store.close()
+
+
+@pytest.fixture(params=["folder", "postgresql"])
+def message_store(request, tmp_path):
+    """The messages folder, or the messages table of a fresh PostgreSQL database."""
+    if request.param == "folder":
+        from agent.side.messages import MessageStore
+
+        yield MessageStore(tmp_path / "messages")
+        return
+    from agent.side.messages_pg import PostgresMessageStore
+    from agent.side.records_pg import PostgresCallStore
+
+    records = PostgresCallStore(request.getfixturevalue("postgres").new_database(), "agent-a")
+    yield PostgresMessageStore(records)
+    records.close()

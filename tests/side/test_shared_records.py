@@ -56,7 +56,7 @@ def test_a_schema_newer_than_the_code_is_refused(open_store):
     store = open_store()
     store.start_call(_call(1))  # reached and migrated
     newer = SCHEMA_VERSION + 1
-    store._write(f"UPDATE schema_version SET version = {newer}", ())
+    store.execute(f"UPDATE schema_version SET version = {newer}", ())
     if isinstance(store, SqliteCallStore):
         with pytest.raises(StoreError, match=f"schema version {newer}, newer than this agent's"):
             SqliteCallStore(store.path)
