@@ -145,3 +145,11 @@ class Kamailio:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self._log.close()
+
+
+def chromium(tmp_path: Path, url: str, *action: str) -> subprocess.CompletedProcess:
+    """Headless Chromium at a phone's screen size, doing one thing with the page at `url` (--dump-dom,
+    --screenshot=FILE)."""
+    return subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}",
+                           "--window-size=390,844", "--virtual-time-budget=5000", *action, url],
+                          capture_output=True, text=True, timeout=120)

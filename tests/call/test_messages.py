@@ -2,7 +2,6 @@
 
 import html
 import json
-import subprocess
 import time
 import wave
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from eval.scoring import word_error_rate
 from tests.conftest import synthesize_caller
-from tests.peers import AgentProcess, heard, place_call
+from tests.peers import AgentProcess, chromium, heard, place_call
 
 TOKEN = "test-token-messages"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "dashboard"
@@ -77,18 +76,11 @@ def test_a_message_is_recorded_after_the_tone_and_listed_with_its_transcript(mes
     assert record["turns"][1]["transcript"] == message["transcript"]
 
 
-def _chromium(tmp_path, url: str, *action: str) -> subprocess.CompletedProcess:
-    """Headless Chromium at a phone's screen size, doing one thing with the page at `url`."""
-    return subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}",
-                           "--window-size=390,844", "--virtual-time-budget=5000", *action, url],
-                          capture_output=True, text=True, timeout=120)
-
-
 def test_the_owner_sees_the_message_on_the_dashboard_in_a_real_browser(message_agent, tmp_path):
     (message,) = _messages(message_agent, 1)
     page = f"127.0.0.1:{message_agent.http_port}/dashboard"
     # The browser sends the token as HTTP Basic credentials, as it would after asking the owner for them.
-    browser = _chromium(tmp_path / "owner", f"http://owner:{TOKEN}@{page}", "--dump-dom")
+    browser = chromium(tmp_path / "owner", f"http://owner:{TOKEN}@{page}", "--dump-dom")
     dom = browser.stdout
     assert message["transcript"] in dom, browser.stderr[-2000:]
     assert f'<audio controls="" preload="none" src="/messages/{message["id"]}.wav">' in dom
@@ -99,14 +91,14 @@ def test_the_owner_sees_the_message_on_the_dashboard_in_a_real_browser(message_a
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     screenshot = ARTIFACTS / "dashboard.png"
     screenshot.unlink(missing_ok=True)
-    _chromium(tmp_path / "shot", f"http://owner:{TOKEN}@{page}", f"--screenshot={screenshot}")
+    chromium(tmp_path / "shot", f"http://owner:{TOKEN}@{page}", f"--screenshot={screenshot}")
     assert screenshot.read_bytes().startswith(b"\x89PNG") and screenshot.stat().st_size > 10_000
 
 
 def test_the_dashboard_shows_a_browser_without_the_token_nothing(message_agent, tmp_path):
     _messages(message_agent, 1)
     for credentials in ("", "owner:wrong-token-0000000@"):
-        dom = _chromium(tmp_path / str(len(credentials)), f"http://{credentials}127.0.0.1:{message_agent.http_port}"
+        dom = chromium(tmp_path / str(len(credentials)), f"http://{credentials}127.0.0.1:{message_agent.http_port}"
                         "/dashboard", "--dump-dom").stdout
         assert "Sam" not in dom and "<svg" not in dom and "<audio" not in dom, dom[:2000]
 
