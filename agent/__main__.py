@@ -208,7 +208,7 @@ def open_message_store(settings: Settings, records: CallStore):
         from agent.side.messages_pg import PostgresMessageStore
 
         return PostgresMessageStore(records)
-    return MessageStore(settings.messages_path)
+    return MessageStore(settings.messages_path, settings.instance_name)
 
 
 async def serve(settings: Settings, dialplan: Dialplan) -> None:

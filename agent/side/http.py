@@ -37,6 +37,10 @@ from agent.stream.call import serve_stream
 MAX_BODY_BYTES = 64 * 1024
 
 
+INSTANCE = Query(None, max_length=200, description="only the calls (messages, questions) of this agent, on records "
+                                                    "several agents share")
+
+
 @dataclass
 class SideState:
     """What the side app reports on; filled in as the agent starts."""
@@ -195,10 +199,10 @@ def create_app(state: SideState) -> FastAPI:
             await loop.run_in_executor(None, state.reindexed, names)
         return JSONResponse(body, status_code=200 if ok else 500)
 
-    async def unanswered_groups(days: int, limit: int) -> tuple[int, list[dict]]:
+    async def unanswered_groups(days: int, limit: int, instance: str | None = None) -> tuple[int, list[dict]]:
         if state.embed is None:
             raise HTTPException(503, "the models are still loading")
-        questions = await asyncio.to_thread(state.store.unanswered, time.time() - days * 86400, limit)
+        questions = await asyncio.to_thread(state.store.unanswered, time.time() - days * 86400, limit, instance)
 
         def grouped() -> list[dict]:
             if not questions:
@@ -209,23 +213,24 @@ def create_app(state: SideState) -> FastAPI:
         return len(questions), [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]
 
     @app.get("/reports/unanswered", dependencies=[Depends(admin)])
-    async def unanswered(days: int = Query(30, ge=1, le=3650), limit: int = Query(1000, ge=1, le=5000)) -> dict:
+    async def unanswered(days: int = Query(30, ge=1, le=3650), limit: int = Query(1000, ge=1, le=5000),
+                         instance: str | None = INSTANCE) -> dict:
         """Questions the agent declined or asked to hear again, grouped by meaning, most frequent first."""
-        count, groups = await unanswered_groups(days, limit)
+        count, groups = await unanswered_groups(days, limit, instance)
         return {"days": days, "questions": count, "groups": groups}
 
     @app.get("/dashboard", dependencies=[Depends(admin_page)])
-    async def dashboard(calls: int = Query(100, ge=1, le=1000)) -> HTMLResponse:
+    async def dashboard(calls: int = Query(100, ge=1, le=1000), instance: str | None = INSTANCE) -> HTMLResponse:
         """The owner's page: recent calls, messages, unanswered questions, latency and calls per hour."""
-        recent = await asyncio.to_thread(state.store.recent, calls, True)
-        messages = await asyncio.to_thread(state.messages.recent, 50) if state.messages is not None else []
-        _, groups = await unanswered_groups(30, 1000)
+        recent = await asyncio.to_thread(state.store.recent, calls, True, instance)
+        messages = await asyncio.to_thread(state.messages.recent, 50, instance) if state.messages is not None else []
+        _, groups = await unanswered_groups(30, 1000, instance)
         return HTMLResponse(render_dashboard(recent, messages, groups[:30], time.time()))
 
     @app.get("/messages", dependencies=[Depends(admin)])
-    async def messages(limit: int = Query(100, ge=1, le=1000)) -> dict:
+    async def messages(limit: int = Query(100, ge=1, le=1000), instance: str | None = INSTANCE) -> dict:
         """Messages callers left, newest first, each with its transcript and the path of its audio."""
-        found = await asyncio.to_thread(state.messages.recent, limit) if state.messages is not None else []
+        found = await asyncio.to_thread(state.messages.recent, limit, instance) if state.messages is not None else []
         return {"messages": found}
 
     @app.get("/messages/{message_id}.wav", dependencies=[Depends(admin)])
@@ -283,7 +288,7 @@ def create_app(state: SideState) -> FastAPI:
             raise HTTPException(503, str(exc)) from None
 
     @app.get("/calls", dependencies=[Depends(admin)])
-    async def calls(limit: int = Query(50, ge=1, le=500), instance: str | None = Query(None, max_length=200)) -> dict:
+    async def calls(limit: int = Query(50, ge=1, le=500), instance: str | None = INSTANCE) -> dict:
         """Every agent's calls on a shared store, newest first; `instance`: only that agent's."""
         return {"calls": await asyncio.to_thread(state.store.recent, limit, False, instance)}
 

@@ -27,8 +27,8 @@ _ID = re.compile(r"^[0-9a-f]{16}$")
 class MessageStore:
     """The messages folder; methods are blocking (run them on the record writer or a worker thread)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, instance: str = "") -> None:
+        self.folder, self.instance = folder, instance
 
     def save(self, message: Message, audio: np.ndarray) -> None:
         """The recording (16 kHz int16), then its note."""
@@ -46,8 +46,11 @@ class MessageStore:
         tmp.write_text(json.dumps(asdict(message)), encoding="utf-8")
         os.replace(tmp, self.folder / f"{message.id}.json")
 
-    def recent(self, limit: int = 100) -> list[dict]:
-        """Newest first; a note that cannot be read is skipped (and its audio kept)."""
+    def recent(self, limit: int = 100, instance: str | None = None) -> list[dict]:
+        """Newest first; a note that cannot be read is skipped (and its audio kept). The folder is one agent's:
+        `instance` (a filter for shared stores) other than its own lists nothing."""
+        if instance is not None and instance != self.instance:
+            return []
         notes = []
         for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
             if not _ID.match(path.stem):
@@ -57,7 +60,7 @@ class MessageStore:
             except (OSError, ValueError):
                 continue
         notes.sort(key=lambda n: -float(n.get("started", 0)))
-        return [{**n, "audio": f"/messages/{n['id']}.wav"} for n in notes[:limit]]
+        return [{**n, "instance": self.instance, "audio": f"/messages/{n['id']}.wav"} for n in notes[:limit]]
 
     def purge(self, older_than: float) -> int:
         """Delete messages recorded before `older_than` (epoch seconds), note and audio; returns how many."""

@@ -29,9 +29,11 @@ class PostgresMessageStore:
         note = json.dumps({**asdict(message), "transcript": transcript})
         self._db.execute("UPDATE messages SET note = ? WHERE id = ?", (note, message.id))
 
-    def recent(self, limit: int = 100) -> list[dict]:
-        """Every agent's messages, newest first."""
-        rows = self._db.fetch("SELECT id, note, instance FROM messages ORDER BY started DESC LIMIT ?", (limit,))
+    def recent(self, limit: int = 100, instance: str | None = None) -> list[dict]:
+        """Every agent's messages (or `instance`'s), newest first."""
+        where, args = ("WHERE instance = ? ", (instance,)) if instance is not None else ("", ())
+        rows = self._db.fetch(f"SELECT id, note, instance FROM messages {where}ORDER BY started DESC LIMIT ?",
+                              (*args, limit))
         return [{**json.loads(r["note"]), "instance": r["instance"], "audio": f"/messages/{r['id']}.wav"} for r in rows]
 
     def purge(self, older_than: float) -> int:

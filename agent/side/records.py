@@ -85,7 +85,7 @@ class CallStore(Protocol):
     def recent(self, limit: int = 50, with_turns: bool = False, instance: str | None = None) -> list[dict]: ...
     def get(self, call_id: str) -> dict | None: ...
     def purge(self, older_than: float) -> int: ...
-    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]: ...
+    def unanswered(self, since: float, limit: int, instance: str | None = None) -> list[UnansweredQuestion]: ...
 
 
 class SqlCallStore:
@@ -157,11 +157,15 @@ class SqlCallStore:
                                                           (call_id,))]
         return call
 
-    def unanswered(self, since: float, limit: int) -> list[UnansweredQuestion]:
-        """The latest `limit` questions since `since` that the agent declined or asked to hear again."""
-        rows = self.fetch("SELECT call_id, started, transcript, abstained, outcome FROM turns "
-                          "WHERE started >= ? AND transcript != '' AND (outcome = 'asked again' OR "
-                          "(outcome = 'answered' AND abstained = 1)) ORDER BY started DESC LIMIT ?", (since, limit))
+    def unanswered(self, since: float, limit: int, instance: str | None = None) -> list[UnansweredQuestion]:
+        """The latest `limit` questions since `since` that the agent declined or asked to hear again (only on
+        `instance`'s calls when given)."""
+        mine, args = ("AND t.call_id IN (SELECT id FROM calls WHERE instance = ?) ", (instance,)) \
+            if instance is not None else ("", ())
+        rows = self.fetch("SELECT t.call_id, t.started, t.transcript, t.abstained, t.outcome FROM turns t "
+                          "WHERE t.started >= ? AND t.transcript != '' AND (t.outcome = 'asked again' OR "
+                          f"(t.outcome = 'answered' AND t.abstained = 1)) {mine}ORDER BY t.started DESC LIMIT ?",
+                          (since, *args, limit))
         return [UnansweredQuestion(r["transcript"], r["call_id"], r["started"],
                                    "asked again" if r["outcome"] == "asked again" else "declined") for r in rows]
 

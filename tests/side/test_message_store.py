@@ -47,3 +47,9 @@ def test_old_messages_are_purged_note_and_audio(message_store):
     store.save(_message(2, 5000.0), np.zeros(10, dtype=np.int16))
     assert store.purge(older_than=2000.0) == 1
     assert [m["call_id"] for m in store.recent()] == ["call2"] and store.audio(f"{1:016x}") is None
+
+
+def test_messages_are_listed_for_the_agent_asked_for(message_store):
+    message_store.save(_message(1, 1000.0), np.zeros(10, dtype=np.int16))
+    own = message_store.recent()[0]["instance"]
+    assert len(message_store.recent(instance=own)) == 1 and message_store.recent(instance="elsewhere") == []

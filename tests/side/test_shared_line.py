@@ -26,6 +26,7 @@ def test_either_agent_shows_the_calls_both_took(tmp_path, settings, postgres, qu
         seen = [agent.http("GET", "/calls?limit=10", TOKEN).json()["calls"] for agent in agents]
         mine = agents[1].http("GET", "/calls?instance=agent-b", TOKEN).json()["calls"]
         page = agents[0].http("GET", "/dashboard", TOKEN).text
+        filtered = agents[0].http("GET", "/dashboard?instance=agent-b", TOKEN).text
     finally:
         for agent in agents:
             agent.stop()
@@ -35,6 +36,7 @@ def test_either_agent_shows_the_calls_both_took(tmp_path, settings, postgres, qu
     assert [c["instance"] for c in mine] == ["agent-b"]
     assert page.count("fire station") >= 2  # both calls' answers, on one agent's page
     assert "taken by agent-a" in page and "taken by agent-b" in page
+    assert "taken by agent-a" not in filtered and "taken by agent-b" in filtered
 
 
 def test_a_reindex_on_one_agent_makes_the_other_reindex_and_readyz_shows_both_versions(tmp_path, settings,

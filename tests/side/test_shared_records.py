@@ -64,3 +64,14 @@ def test_a_schema_newer_than_the_code_is_refused(open_store):
         store.close()
         with pytest.raises(StoreError, match=f"schema version {newer}, newer than this agent's"):
             store.connect()
+
+
+def test_the_unanswered_questions_of_one_agent_can_be_asked_for(open_store):
+    first, second = open_store(instance="agent-a"), open_store(instance="agent-b")
+    for n, store in ((1, first), (2, second)):
+        call = _call(n)
+        store.start_call(call)
+        store.add_turn(call, 1, TurnRecord(started=2000.0 + n, transcript=f"pizza {n}", outcome="answered",
+                                           abstained=True))
+    assert [q.text for q in first.unanswered(since=0.0, limit=10)] == ["pizza 2", "pizza 1"]
+    assert [q.text for q in first.unanswered(since=0.0, limit=10, instance="agent-b")] == ["pizza 2"]
