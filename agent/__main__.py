@@ -245,7 +245,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
-        reporter = Reporter(metrics, store, state.messages)
+        reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill")
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
                       on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)

@@ -6,6 +6,7 @@ import asyncio
 import copy
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,11 +28,14 @@ class Reporter:
     """Metrics are updated at once; records are written by the record writer, one write per event, in
     order, so a crash mid-call keeps every completed turn and a stalled store stalls no call."""
 
-    def __init__(self, metrics: Metrics, store: CallStore, messages: MessageStore | None = None) -> None:
+    def __init__(self, metrics: Metrics, store: CallStore, messages: MessageStore | None = None,
+                 spill: Path | None = None) -> None:
+        """`spill`: where record writes overflow to while the store is away too long (side/writer)."""
         self.metrics = metrics
         self.store = store
         self.messages = messages
-        self._writer = RecordWriter(metrics.record_writes_pending.set, metrics.records_degraded)
+        self._writer = RecordWriter(metrics.record_writes_pending.set, metrics.records_degraded, spill,
+                                    {"records": store, "messages": messages})
 
     def _write(self, method, *args) -> None:
         # Snapshot what is written now: the session goes on changing the record while the write waits.
