@@ -1,5 +1,5 @@
-"""PostgreSQL stopped in the middle of a line's calls and started again: calls are still answered, /readyz and
-/metrics say the records wait, and once it is back every record is there, once, turns in order."""
+"""PostgreSQL down when the agent starts, and stopped again in the middle of a call: calls are still answered,
+/readyz and /metrics say the records wait, and once it is back every record is there, once, turns in order."""
 
 import time
 
@@ -22,12 +22,15 @@ def test_records_written_while_the_database_was_down_arrive_once_and_in_order(tm
     database = Postgres()
     agent = None
     try:
-        agent = AgentProcess(tmp_path, settings, admin_token=TOKEN, database_url=database.new_database(),
-                             instance="agent-a")
+        url = database.new_database()
+        database.stop()  # down when the agent starts: it starts all the same, and answers
+        agent = AgentProcess(tmp_path, settings, admin_token=TOKEN, database_url=url, instance="agent-a")
         place_call(agent, tmp_path / "before", "--question", str(questions["office"]), "--question-at", "2",
                    duration=10)
         agent.wait_for("call.ended")
-        database.stop()
+        database.start()
+        assert _until(lambda: agent.http("GET", "/readyz").json()["records"] == "ok")
+        database.stop()  # and down again in the middle of the next call
         during = place_call(agent, tmp_path / "during", "--question", str(questions["hours"]), "--question-at", "2",
                             "--second", str(questions["office"]), "--second-at", "9", duration=16)
         agent.wait_for("call.ended", 2)
