@@ -10,6 +10,7 @@ models run in worker threads, and the loop itself only moves frames and events.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -282,8 +283,8 @@ class CallSession:
         self._turns.end_after(self._endpointer.hangover_ms(judge(prepared.transcript.text, firm)))
 
     async def _transcribe_message(self, pcm: np.ndarray) -> str:
-        heard = await self._loop.run_in_executor(self._models, self._transcriber.transcribe, int16_to_float(pcm),
-                                                 None)
+        heard = await self._loop.run_in_executor(self._models, functools.partial(
+            self._transcriber.transcribe, int16_to_float(pcm), None, full_window=True))
         return heard.text
 
     # --- transfer to a person

@@ -150,17 +150,19 @@ class Transcriber:
         self._pending: list[_Request] = []
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None,
-                   hypotheses: int = 1) -> Transcript:
+                   hypotheses: int = 1, full_window: bool = False) -> Transcript:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms); `beam_size` overrides
         the model's for this utterance; `hypotheses` > 1 keeps that many of the beam's best readings (at most
-        the beam's width) in `Transcript.hypotheses`."""
+        the beam's width) in `Transcript.hypotheses`; `full_window`: decode in Whisper's 30 s window, slower but
+        surer for long speech nobody waits on (a message: a short window once dropped its last sentence, the
+        caller's phone number)."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
         beam = beam_size or self.beam_size
         if not 1 <= hypotheses <= beam:
             raise ValueError(f"hypotheses must be 1..{beam} (the beam's width), got {hypotheses}")
-        request = _Request(audio.astype(np.float32, copy=False), prompt, window_frames(len(audio), self._min_window),
-                           beam, hypotheses)
+        frames = FULL_WINDOW if full_window else window_frames(len(audio), self._min_window)
+        request = _Request(audio.astype(np.float32, copy=False), prompt, frames, beam, hypotheses)
         with self._ready:
             self._pending.append(request)
             while not request.done and self._free == 0:

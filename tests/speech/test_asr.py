@@ -89,3 +89,14 @@ def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch
     assert [results[n].batch for n in range(3)] == [3, 3, 3]  # the long one held the replica until all queued
     for n, sentence in enumerate(sentences):
         assert word_error_rate(sentence, results[n].text) <= 0.2, results[n].text
+
+
+def test_speech_nobody_waits_on_can_be_decoded_in_the_full_window(resolved, tmp_path):
+    from agent.speech.asr import Transcriber
+
+    audio = int16_to_float(_to_16k(synthesize_caller(tmp_path, "Please call me back about my boiler service, "
+                                                               "my number is five five five, one two.")))
+    windowed = Transcriber(resolved["asr"])
+    full = Transcriber(resolved["asr"], min_window=3000)  # every utterance in the 30 s window
+    asked, whole = windowed.transcribe(audio, full_window=True), full.transcribe(audio)
+    assert asked.window_frames == whole.window_frames == 3000 and asked.text == whole.text
