@@ -29,64 +29,58 @@ def phraser(url: str, first_sentence_s: float = 5.0, failures: int = 3) -> Phras
     return Phraser(ChatClient(LlmConfig(url, "test", read_s=30)), PhraserConfig(first_sentence_s, failures, 60))
 
 
-async def phrase(p: Phraser, deadline_s: float = 5.0) -> tuple[list[str], str]:
-    """Every sentence handed out, and why the phrasing stopped."""
-    phrasing = p.start(reply(), CallMemory())
-    said = []
-    sentence = await phrasing.first(asyncio.get_running_loop().time() + deadline_s)
+async def spoken(phrasing, deadline_s: float) -> list[str]:
+    """Every sentence the phrasing hands out, the first by `deadline_s` from now; the phrasing closed after."""
+    said, sentence = [], await phrasing.first(asyncio.get_running_loop().time() + deadline_s)
     while sentence is not None:
         said.append(sentence)
         sentence = await phrasing.next()
     phrasing.close()
+    return said
+
+
+async def phrase(p: Phraser, deadline_s: float = 5.0) -> tuple[list[str], str]:
+    """Every sentence handed out for reply(), and why the phrasing stopped."""
+    phrasing = p.start(reply(), CallMemory())
+    said = await spoken(phrasing, deadline_s)
     await p.client.close()
     return said, phrasing.reason
 
 
-def scripted(mode: str, *pieces: str, **options):
-    server = ScriptedServer(mode, pieces, **options)
-    return server
+def phrased_by(mode: str, *pieces: str, deadline_s: float = 5.0) -> tuple[list[str], str]:
+    """phrase() against a ScriptedServer answering as `mode` with `pieces`, closed after."""
+    server = ScriptedServer(mode, pieces)
+    try:
+        return asyncio.run(phrase(phraser(server.url), deadline_s))
+    finally:
+        server.close()
 
 
 def test_grounded_sentences_are_handed_out_as_they_complete():
-    server = scripted("stream", "Yes, parking is free ", "behind the building. ", "On Saturdays we open at 9am.")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by("stream", "Yes, parking is free ", "behind the building. ",
+                              "On Saturdays we open at 9am.")
     assert said == ["Yes, parking is free behind the building.", "On Saturdays we open at 9am."]
     assert reason == ""
 
 
 def test_a_first_sentence_with_a_fact_the_passages_lack_is_never_handed_out():
-    server = scripted("stream", "Parking costs $5 behind the building. ", "We open at 9 a.m.")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by("stream", "Parking costs $5 behind the building. ", "We open at 9 a.m.")
     assert said == [] and reason == "unsupported: 5 dollar"
 
 
 def test_a_later_sentence_that_fails_ends_the_answer_there():
-    server = scripted("stream", "Yes, parking is free. ", "We also open on Sundays at 10 a.m. ", "Welcome!")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by("stream", "Yes, parking is free. ", "We also open on Sundays at 10 a.m. ", "Welcome!")
     assert said == ["Yes, parking is free."] and reason == "unsupported: sunday, 10 am"
 
 
 def test_a_decline_is_not_spoken_so_the_kb_answers():
-    server = scripted("stream", "I'm sorry, I don't know. ", "Please call again.")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by("stream", "I'm sorry, I don't know. ", "Please call again.")
     assert said == [] and reason == "declined"
 
 
 def test_closing_the_phrasing_closes_the_stream_so_the_server_stops_writing():
     # A second sentence that never ends: only closing the phrasing ends the stream before its last chunk.
-    server = scripted("stream", "Yes, parking is free. ", "We open", *[" and open"] * 60, delay_s=0.05)
+    server = ScriptedServer("stream", ("Yes, parking is free. ", "We open", *[" and open"] * 60), delay_s=0.05)
 
     async def run() -> str | None:
         p = phraser(server.url)
@@ -108,36 +102,24 @@ def test_closing_the_phrasing_closes_the_stream_so_the_server_stops_writing():
 
 
 def test_a_server_that_accepts_and_never_answers_costs_the_deadline_and_nothing_more():
-    server = scripted("silent")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url), deadline_s=0.5))
-    finally:
-        server.close()
+    said, reason = phrased_by("silent", deadline_s=0.5)
     assert said == [] and reason == "deadline"
 
 
 def test_a_server_dying_mid_answer_keeps_what_was_checked_and_says_why_it_stopped():
-    server = scripted("cut", "Yes, parking is free. ", "We open at")
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by("cut", "Yes, parking is free. ", "We open at")
     assert said == ["Yes, parking is free."]
     assert "RemoteProtocolError" in reason
 
 
 @pytest.mark.parametrize(("mode", "why"), [("garbage", "not an event stream"), ("error", "HTTP 500")])
 def test_garbage_or_an_error_gives_nothing_to_say_and_a_reason(mode, why):
-    server = scripted(mode)
-    try:
-        said, reason = asyncio.run(phrase(phraser(server.url)))
-    finally:
-        server.close()
+    said, reason = phrased_by(mode)
     assert said == [] and why in reason
 
 
 def test_after_repeated_failures_the_breaker_stops_asking_and_an_abstention_is_never_asked():
-    server = scripted("error")
+    server = ScriptedServer("error")
     p = phraser(server.url, failures=2)
 
     async def run() -> None:
@@ -171,13 +153,8 @@ def test_the_real_server_never_gets_an_unsupported_fact_to_the_caller(llm_server
         for case in cases:
             draft = bundled_kb.draft(CallMemory(), case.say)
             phrasing = p.start(draft, CallMemory())
-            if phrasing is None:
-                continue
-            said, sentence = [], await phrasing.first(asyncio.get_running_loop().time() + 30)
-            while sentence is not None:
-                said.append(sentence)
-                sentence = await phrasing.next()
-            out.append((said, phrasing.reason, draft))
+            if phrasing is not None:
+                out.append((await spoken(phrasing, 30), phrasing.reason, draft))
         await p.client.close()
         return out
 
@@ -200,10 +177,7 @@ def test_the_real_server_killed_mid_answer_ends_the_phrasing_with_a_reason(tmp_p
         phrasing = p.start(long, CallMemory())
         await asyncio.sleep(0.05)
         server.kill()  # as the request is being read or answered
-        said, sentence = [], await phrasing.first(asyncio.get_running_loop().time() + 30)
-        while sentence is not None:
-            said.append(sentence)
-            sentence = await phrasing.next()
+        said = await spoken(phrasing, 30)
         await p.client.close()
         return said, phrasing.reason
 
@@ -220,7 +194,7 @@ def test_the_settings_make_a_phraser_that_sends_the_key_from_its_file(tmp_path):
 
     key = tmp_path / "llm.key"
     key.write_text("sk-test-0123\n")
-    server = scripted("stream", "Yes, parking is free.")
+    server = ScriptedServer("stream", ("Yes, parking is free.",))
     try:
         settings = parse([], {"AGENT_LLM_URL": server.url, "AGENT_LLM_API_KEY_FILE": str(key),
                               "AGENT_LLM_FIRST_SENTENCE_MS": "5000"})
