@@ -129,17 +129,13 @@ def _common(word: str) -> bool:
 def unsupported(sentence: str, passages: str) -> list[str]:
     """The facts of `sentence` that `passages` do not hold, as written (empty: the sentence may be spoken)."""
     held = normalise(passages)
-    held_words = set(held)
-    missing = []
-    for fact in facts(sentence):
-        if len(fact.tokens) == 1:
-            ok = fact.tokens[0] in held_words
-        else:
-            n = len(fact.tokens)
-            ok = any(tuple(held[i:i + n]) == fact.tokens for i in range(len(held) - n + 1))
-        if not ok:
-            missing.append(fact.written)
-    return list(dict.fromkeys(missing))
+    return list(dict.fromkeys(f.written for f in facts(sentence) if not _holds(held, f)))
+
+
+def _holds(normal: list[str], fact: Fact) -> bool:
+    """The fact's tokens appear, in a row, among normalised tokens."""
+    n = len(fact.tokens)
+    return any(tuple(normal[i:i + n]) == fact.tokens for i in range(len(normal) - n + 1))
 
 
 MIN_SUPPORT = 0.75
@@ -219,7 +215,7 @@ def judge(sentence: str, passages: str, answer: str = "", question: str = "", fi
 
 def _holds_any(sentence: str, wanted: list[Fact]) -> bool:
     normal = normalise(sentence)
-    return any(tuple(normal[i:i + len(f.tokens)]) == f.tokens for f in wanted for i in range(len(normal)))
+    return any(_holds(normal, f) for f in wanted)
 
 
 def declines(text: str) -> bool:
