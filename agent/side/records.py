@@ -211,12 +211,10 @@ class SqliteCallStore(SqlCallStore):
     def _create(self) -> None:
         with closing(self._connect()) as db, db:
             # Stores written before the schema had a version keep their rows and gain the columns added since.
-            if "hearing" not in {row[1] for row in db.execute("PRAGMA table_info(turns)")} and \
-                    db.execute("PRAGMA table_info(turns)").fetchall():
-                db.execute("ALTER TABLE turns ADD COLUMN hearing TEXT DEFAULT '{}'")
-            if "transport" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")} and \
-                    db.execute("PRAGMA table_info(calls)").fetchall():
-                db.execute("ALTER TABLE calls ADD COLUMN transport TEXT DEFAULT 'sip'")
+            for table, column, default in (("turns", "hearing", "'{}'"), ("calls", "transport", "'sip'")):
+                columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if columns and column not in columns:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT DEFAULT {default}")
             migrate(db.execute, lambda sql: db.execute(sql).fetchall(), "sqlite")
 
     def _connect(self) -> sqlite3.Connection:
