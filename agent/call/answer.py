@@ -248,7 +248,8 @@ class Replies:
     async def _speak_phrased(self, sentence: str | None, phrasing: Phrasing, turn: TurnRecord,
                              cancelled: threading.Event, speech_end: float, spoken: list[np.ndarray]) -> None:
         """The LLM's sentences, each synthesised while the next is written and checked."""
-        loop, started = asyncio.get_running_loop(), asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         turn.answerer = "llm"
         while sentence is not None:
             pcm = await asyncio.wait_for(loop.run_in_executor(

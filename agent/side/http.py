@@ -144,9 +144,11 @@ def create_app(state: SideState) -> FastAPI:
                       # Calls are still answered while the store is away; their records wait in order.
                       "records": "degraded" if state.metrics.store_degraded else "ok",
                       "kb_versions": {name: kb.index.snapshot.version for name, kb in (state.knowledge or {}).items()}}
-        # Every agent's, when the records are shared (a database that is down only leaves this out).
-        with contextlib.suppress(Exception):
-            body["line_kb_versions"] = await asyncio.wait_for(asyncio.to_thread(state.store.kb_versions), 5)
+        # Every agent's, when the records are shared. A probe must answer fast: a store known to be away is not
+        # asked, and one that does not answer within a second only leaves this out.
+        if not state.metrics.store_degraded:
+            with contextlib.suppress(Exception):
+                body["line_kb_versions"] = await asyncio.wait_for(asyncio.to_thread(state.store.kb_versions), 1)
         registration = state.registration()
         if registration is not None:
             body["registration"] = {"state": registration.state, "code": registration.code,
