@@ -18,6 +18,12 @@ REPO = Path(__file__).resolve().parents[1]
 _FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 
+def events(log: str, name: str) -> list[dict[str, str]]:
+    """The fields of each `name` event in an agent's structured log (logfmt lines), in order."""
+    return [{k: v.strip('"') for k, v in _FIELD.findall(line)} for line in log.splitlines()
+            if f"event={name} " in line + " "]
+
+
 class AgentProcess:
     """`python -m agent run` on loopback with its own data dir, and its structured log."""
 
@@ -62,11 +68,7 @@ class AgentProcess:
         return f"sip:agent@127.0.0.1:{self.sip_port}"
 
     def events(self, name: str) -> list[dict[str, str]]:
-        out = []
-        for line in self.log_path.read_text().splitlines():
-            if f"event={name} " in line + " ":
-                out.append({k: v.strip('"') for k, v in _FIELD.findall(line)})
-        return out
+        return events(self.log_path.read_text(), name)
 
     def wait_for(self, name: str, count: int = 1, timeout: float = 20) -> list[dict[str, str]]:
         deadline = time.monotonic() + timeout

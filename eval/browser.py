@@ -29,6 +29,7 @@ from eval.caller import load_wav, save_wav
 from eval.cases import Case, load_cases
 from eval.chromium import Chromium
 from eval.replay import TOKEN, VOICES, free_port_block, kb_hint, question_audio, run_call, score_call, scorer
+from eval.report import percentile
 from eval.retrieval import contains_any
 from eval.wire import speech_bounds
 
@@ -109,10 +110,6 @@ def ask_in_browser(agent: AgentProcess, case: Case, question: Path, folder: Path
             "latency_ms": round(measured["answerStart"] - question_end),
             "way_in_ms": round(heard_end - question_end), "agent_ms": round(response),
             "way_out_ms": round(measured["answerStart"] - heard_end - response)}
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    return round(float(np.percentile(values, q))) if values else None
 
 
 def summarize(sip: list[dict], browser: list[dict]) -> dict:

@@ -37,7 +37,7 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
         mine = [turns[i] for i in row.get("steps", [index]) if i < len(turns)]
         if not mine:
             continue
-        row.update(agent_heard=mine[0]["transcript"], agent_answer=mine[-1]["answer"],
+        row.update(agent_started=mine[0]["started"], agent_heard=mine[0]["transcript"], agent_answer=mine[-1]["answer"],
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
                    agent_asr_logprob=mine[0].get("hearing", {}).get("asr_logprob"))
         answerer = mine[-1].get("hearing", {}).get("answerer")

@@ -19,10 +19,12 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,6 +305,20 @@ def read_legs(args: argparse.Namespace) -> Legs:
     return read_stereo(args.recording, args.caller_channel)
 
 
+def records_caught_up(agent: AgentProcess, sip_call_ids: list[str], timeout_s: float = 180) -> bool:
+    """Wait until the agent's records hold every one of these calls to its end (the writer writes in order, so a
+    call's end comes after its turns); a store that is away meanwhile answers with an error, and is asked again."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        reply = agent.http("GET", "/calls?limit=500", TOKEN)
+        if reply.status_code == 200:
+            ended = {c["sip_call_id"] for c in reply.json()["calls"] if c.get("ended") is not None}
+            if ended.issuperset(sip_call_ids):
+                return True
+        time.sleep(0.5)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.replay", description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=Path, required=True, help="the KB (with --recording: only its names are used, "
@@ -321,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm", metavar="URL", help="the agent phrases answers with this OpenAI-compatible server "
                         "(AGENT_LLM_URL; e.g. python -m eval.llm_server): the report says who spoke each answer")
     parser.add_argument("--llm-deadline-ms", type=int, help="AGENT_LLM_FIRST_SENTENCE_MS for the agent")
+    parser.add_argument("--database-url", metavar="URL", help="the agent keeps its records in this PostgreSQL "
+                        "(AGENT_DATABASE_URL; eval.database_outage stops it in the middle of the calls)")
     parser.add_argument("--caller-repeats", action="store_true", help="the caller answers the agent's "
                         "clarifications as the person who asked would: says the question again when asked to, yes "
                         "or no to a confirmation (eval.repeats; SIP only)")
@@ -362,33 +380,41 @@ def main(argv: list[str] | None = None) -> int:
                              admin_token=TOKEN, speech_prerender="true",
                              **({"llm_url": args.llm} if args.llm else {}),
                              **({"llm_first_sentence_ms": args.llm_deadline_ms} if args.llm_deadline_ms else {}),
+                             **({"database_url": args.database_url} if args.database_url else {}),
                              **({"web_phone": "true", "web_phone_address": "127.0.0.1"}
                                 if args.transport == "webrtc" else {}))
         try:
             # Calls start once every answer is rendered, as on a line that has been up for a while.
             agent.wait_for("speech.prerendered", 1, timeout=600)
 
-            def one(item: tuple[int, tuple[str, list[Case]]]) -> list[dict]:
+            def one(item: tuple[int, tuple[str, list[Case]]]) -> tuple[list[dict], str | None]:
                 index, (call_id, group) = item
                 timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line,
                                     args.transport, repeats)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad.open(resolved["vad"].location), hint)
-                join_agent_record(scored, agent_turns(agent, timeline.get("sip_call_id"), TOKEN))
-                for row in scored:
-                    if row.get("agent_answerer"):  # an independent count: the agent checks the passages only
-                        row["unsupported"] = unsupported(row.get("agent_answer") or "", kb_text)
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
                     f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
-                return scored
+                return scored, timeline.get("sip_call_id")
 
             with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
-                for scored in pool.map(one, enumerate(chosen)):
-                    rows.extend(scored)
+                placed = list(pool.map(one, enumerate(chosen)))
+            # The agent's records are read once every call is over: a store that was away meanwhile
+            # (eval.database_outage) has caught up by then, and reading it never delays the next call.
+            if not records_caught_up(agent, [sip for _, sip in placed if sip]):
+                print("the agent's records did not catch up within 180 s: some rows lack its record", flush=True)
+            for scored, sip_call_id in placed:
+                join_agent_record(scored, agent_turns(agent, sip_call_id, TOKEN))
+                for row in scored:
+                    row["sip_call_id"] = sip_call_id
+                    if row.get("agent_answerer"):  # an independent count: the agent checks the passages only
+                        row["unsupported"] = unsupported(row.get("agent_answer") or "", kb_text)
+                rows.extend(scored)
             # The agent's own per-stage breakdown of the same turns: where the time went.
             stages = agent.http("GET", "/metrics/summary").json()["stages"]
         finally:
             agent.stop()
+            shutil.copyfile(agent.log_path, args.out / "agent.log")  # what the agent did, for eval.diagnosis
     report = {"summary": summarize(rows), "cases": rows, "caller_repeats": args.caller_repeats,
               "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
                         "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,

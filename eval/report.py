@@ -10,7 +10,7 @@ import numpy as np
 from eval.diagnosis import CLARIFICATIONS, wrong_answer
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 1) if values else None
 
 
@@ -31,12 +31,12 @@ def summarize(rows: list[dict]) -> dict:
             "asked_again": sum(o in ("asked again", "not confirmed") for o in outcomes),
             "confirmations": outcomes.count("confirming"),
             "cut_offs": sum(bool(r.get("cut_off")) for r in rows),
-            "talk_over_p95_ms": _percentile([r["talk_over_ms"] for r in rows if r.get("cut_off")], 95),
+            "talk_over_p95_ms": percentile([r["talk_over_ms"] for r in rows if r.get("cut_off")], 95),
             "miss_causes": causes,
             "abstain_accuracy": _abstain_accuracy(rows),
             "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
-            "latency_p50_ms": _percentile(latencies, 50), "latency_p95_ms": _percentile(latencies, 95),
-            "bargein_p50_ms": _percentile(bargeins, 50), "bargein_p95_ms": _percentile(bargeins, 95),
+            "latency_p50_ms": percentile(latencies, 50), "latency_p95_ms": percentile(latencies, 95),
+            "bargein_p50_ms": percentile(bargeins, 50), "bargein_p95_ms": percentile(bargeins, 95),
             **_answerers(rows)}
 
 
@@ -55,7 +55,7 @@ def _answerers(rows: list[dict]) -> dict:
             overruled[why] = overruled.get(why, 0) + 1
     firsts = [r["llm_first_sentence_ms"] for r in phrased if r.get("llm_first_sentence_ms") is not None]
     return {"answerers": answerers, "llm_overruled": overruled,
-            "llm_first_sentence_p50_ms": _percentile(firsts, 50), "llm_first_sentence_p95_ms": _percentile(firsts, 95),
+            "llm_first_sentence_p50_ms": percentile(firsts, 50), "llm_first_sentence_p95_ms": percentile(firsts, 95),
             "unsupported_facts_spoken": sum(len(r.get("unsupported", [])) for r in phrased)}
 
 

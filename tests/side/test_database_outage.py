@@ -3,8 +3,8 @@
 
 import time
 
+from eval.postgres import Postgres
 from tests.peers import AgentProcess, heard, place_call
-from tests.postgres import Postgres
 
 TOKEN = "test-token-outage"
 
