@@ -3,8 +3,9 @@
 Agents of one line answer from the same files (a shared volume); an owner who changes them asks one agent to
 re-index (POST /kb/reindex), and that agent announces it on the `agent_kb` channel. Every other agent listens on
 a connection of its own, on a thread of its own, and re-indexes the profile named (its refresh only re-embeds
-what changed). A listener that loses the database connects again; a re-index missed meanwhile is caught up at
-the next one, or by re-indexing that agent.
+what changed). A listener that loses the database connects again and records this agent's index versions anew
+(an agent that started with the database down is listed from then on); a re-index missed meanwhile is caught up
+at the next one, or by re-indexing that agent.
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ def announced(payload: str, own: str) -> list[str]:
 
 
 class KbListener:
-    """Calls `reindex(profiles)` on its thread whenever another agent announces a re-index."""
+    """Calls `reindex(profiles)` on its thread whenever another agent announces a re-index, and `connected()`
+    each time it reaches the database."""
 
-    def __init__(self, url: str, instance: str, reindex: Callable[[list[str]], None]) -> None:
-        self._url, self._instance, self._reindex = url, instance, reindex
+    def __init__(self, url: str, instance: str, reindex: Callable[[list[str]], None],
+                 connected: Callable[[], None] = lambda: None) -> None:
+        self._url, self._instance, self._reindex, self._connected = url, instance, reindex, connected
         self._stop = threading.Event()
         self.listening = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kb-sync", daemon=True)
@@ -58,6 +61,7 @@ class KbListener:
                 with psycopg.connect(self._url, autocommit=True, connect_timeout=3) as db:
                     db.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
+                    self._connected()
                     while not self._stop.is_set():
                         for note in db.notifies(timeout=1.0):
                             profiles = announced(note.payload, self._instance)
@@ -108,4 +112,5 @@ def share_reindexing(settings, store, knowledge: dict, state) -> KbListener | No
         record(known)
 
     state.reindexed = reindexed_here
-    return KbListener(settings.database_url, settings.instance_name, reindexed_elsewhere)
+    return KbListener(settings.database_url, settings.instance_name, reindexed_elsewhere,
+                      connected=lambda: record(list(knowledge)))

@@ -38,6 +38,8 @@ def test_records_written_while_the_database_was_down_arrive_once_and_in_order(tm
         metrics = agent.http("GET", "/metrics").text
         database.start()
         back = _until(lambda: agent.http("GET", "/readyz").json()["records"] == "ok")
+        listed = _until(lambda: [v["instance"] for v in agent.http("GET", "/readyz").json().get("line_kb_versions", [])]
+                        == ["agent-a"])
         calls = agent.http("GET", "/calls?limit=10", TOKEN).json()["calls"]
         outage_call = agent.http("GET", f"/calls/{calls[0]['id']}", TOKEN).json()
     finally:
@@ -48,6 +50,7 @@ def test_records_written_while_the_database_was_down_arrive_once_and_in_order(tm
     assert ready["records"] == "degraded" and ready["ready"] is True
     assert "agent_record_store_degraded 1.0" in metrics
     assert back, "the records never caught up"
+    assert listed, "an agent that started with the database down never recorded its index version"
     assert len(calls) == 2 and len({c["id"] for c in calls}) == 2
     assert outage_call["outcome"] and outage_call["ended"] is not None  # its end was written too
     assert [t["n"] for t in outage_call["turns"]] == [1, 2]
