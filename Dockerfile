@@ -39,8 +39,8 @@ RUN apt-get update \
        libssl3 libuuid1 \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin agent \
-    && mkdir -p /var/lib/agent /opt/agent/models \
-    && chown agent /var/lib/agent
+    && mkdir -p /var/lib/agent /var/lib/agent-tls /opt/agent/models \
+    && chown agent /var/lib/agent /var/lib/agent-tls
 
 # Dependencies first (a layer that only changes with pyproject.toml), then the code.
 COPY pyproject.toml README.md ./

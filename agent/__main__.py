@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import uvicorn
 
@@ -40,6 +41,7 @@ from agent.side.reporter import Reporter
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.build_info import security_features
 from agent.sip.port import BRIDGE_RATE
+from agent.sip.security import make_self_signed
 
 log = logging.getLogger("agent")
 
@@ -65,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("action", choices=("refresh", "ask"))
     kb.add_argument("question", nargs="*", help="for ask: the question, as a caller would say it")
     kb.add_argument("--extension", default="", help="for ask: the dialled extension choosing the profile")
+    cert = commands.add_parser("tls-cert", help="write a self-signed certificate and key for SIP over TLS, unless "
+                               "a usable pair is already there (a trunk from a PBX that does not verify it)")
+    cert.add_argument("cert", type=Path, help="the certificate file (PEM), e.g. AGENT_SIP_TLS_CERT")
+    cert.add_argument("key", type=Path, help="the private key file (PEM, unencrypted), e.g. AGENT_SIP_TLS_KEY")
+    cert.add_argument("names", nargs="+", help="the agent's IP addresses or host names")
+    cert.add_argument("--days", type=int, default=825)
     return parser
 
 
@@ -295,6 +303,10 @@ def within_pjsua2(settings: Settings, explicit: bool) -> Settings | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "tls-cert":  # needs no settings: it makes the files TLS settings name
+        wrote = make_self_signed(args.cert, args.key, args.names, args.days)
+        print(f"{'wrote' if wrote else 'kept the usable'} {args.cert} and {args.key}")
+        return 0
     try:
         settings = settings_module.load(os.environ, args)
     except SettingsError as exc:

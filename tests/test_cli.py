@@ -108,3 +108,33 @@ def test_a_started_agent_says_where_to_call_it_and_pjlib_prints_nothing_raw(agen
     text = agent.log_path.read_text()
     assert "The agent is ready. Call it:" in text and f"sip:agent@127.0.0.1:{agent.sip_port}" in text
     assert "pjlib" not in text and "os_core_unix.c" not in text  # routed as sip.pjsip debug events
+
+
+def test_tls_cert_makes_a_pair_the_agent_accepts_for_the_names_given_and_keeps_it_on_a_second_run(tmp_path):
+    from cryptography import x509
+
+    from agent.sip.security import check_pem
+
+    cert, key = tmp_path / "tls" / "agent.crt", tmp_path / "tls" / "agent.key"
+    first = run_agent("tls-cert", str(cert), str(key), "172.28.0.10", "agent.example")
+    assert first.returncode == 0 and first.stdout.startswith("wrote"), first.stderr
+    check_pem(cert, key)
+    names = x509.load_pem_x509_certificate(cert.read_bytes()).extensions.get_extension_for_class(
+        x509.SubjectAlternativeName).value
+    assert [str(a) for a in names.get_values_for_type(x509.IPAddress)] == ["172.28.0.10"]
+    assert names.get_values_for_type(x509.DNSName) == ["agent.example"]
+    assert key.stat().st_mode & 0o077 == 0  # the private key is its owner's alone
+    made = cert.read_bytes()
+    again = run_agent("tls-cert", str(cert), str(key), "172.28.0.10")
+    assert again.stdout.startswith("kept") and cert.read_bytes() == made
+
+
+def test_tls_cert_remakes_a_pair_the_agent_would_refuse(tmp_path):
+    from agent.sip.security import check_pem
+
+    cert, key = tmp_path / "agent.crt", tmp_path / "agent.key"
+    cert.write_text("not a certificate\n")
+    key.write_text("not a key\n")
+    result = run_agent("tls-cert", str(cert), str(key), "127.0.0.1")
+    assert result.returncode == 0 and result.stdout.startswith("wrote")
+    check_pem(cert, key)

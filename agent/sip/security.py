@@ -10,11 +10,16 @@ to use SRTP only on calls signalled over TLS; a plain-RTP offer under `mandatory
 from __future__ import annotations
 
 import datetime
+import ipaddress
+import os
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 
 SRTP_MODES = ("off", "optional", "mandatory")
 HANDSHAKE_TIMEOUT_MS = 5000
@@ -54,6 +59,44 @@ def check_pem(cert: Path, key: Path, now: datetime.datetime | None = None) -> No
         raise TlsError(f"the certificate in {cert} expired on {leaf.not_valid_after_utc:%Y-%m-%d}")
     if now < leaf.not_valid_before_utc:
         raise TlsError(f"the certificate in {cert} is not valid before {leaf.not_valid_before_utc:%Y-%m-%d}")
+
+
+def make_self_signed(cert: Path, key: Path, names: list[str], days: int = 825) -> bool:
+    """Write a self-signed certificate for `names` (IP addresses or host names; the first is its common name)
+    and its unencrypted key (readable by its owner only), unless `cert` and `key` already hold a usable pair:
+    True when it wrote them. Meant for a trunk between a PBX and the agent on a network of their own (the
+    bundled compose file), where the PBX encrypts without verifying the agent; across any other network, use a
+    certificate the peers trust."""
+    try:
+        check_pem(cert, key)
+        return False
+    except TlsError:
+        pass
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    alternatives = []
+    for name in names:
+        try:
+            alternatives.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            alternatives.append(x509.DNSName(name))
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+                   .public_key(private.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=days))
+                   .add_extension(x509.SubjectAlternativeName(alternatives), critical=False)
+                   # Its own authority, as `openssl req -x509` makes it: a peer trusts it by pinning this file.
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(private, hashes.SHA256()))
+    key.parent.mkdir(parents=True, exist_ok=True)
+    cert.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption()))
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    return True
 
 
 def tls_transport(host: str, tls: TlsConfig):

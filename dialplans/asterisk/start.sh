@@ -20,6 +20,26 @@ printf '[%s-auth]\ntype=auth\nauth_type=userpass\nusername=%s\npassword=%s\n' \
     "$user" "$user" "$password" > "$etc/pjsip_softphone_auth.conf"
 chown asterisk: "$etc/pjsip_softphone_auth.conf" 2>/dev/null || true
 umask 022
+# The trunk to the agent: TLS + SRTP (`agent`, the default) or plain UDP (`agent-udp`, behind Kamailio).
+trunk="${AGENT_TRUNK:-agent}"
+case "$trunk" in
+    agent|agent-udp) ;;
+    *) echo "start.sh: AGENT_TRUNK must be agent or agent-udp, not '$trunk'" >&2; exit 2 ;;
+esac
+printf '[globals]\nAGENT_TRUNK=%s\n' "$trunk" > "$etc/extensions_trunk.conf"
+# TLS (pjsip.conf's transport-tls): Asterisk's certificate and key, and the agent's certificate it trusts, from
+# the tls-cert service's volume; the key is made readable by Asterisk alone.
+tls="${TLS_DIR:-/opt/tls}"
+for file in asterisk.crt asterisk.key agent.crt; do
+    if [ ! -f "$tls/$file" ]; then
+        echo "start.sh: $tls/$file is missing (the compose tls-cert service makes it)" >&2
+        exit 2
+    fi
+done
+mkdir -p "$etc/keys"
+cp "$tls/asterisk.crt" "$tls/asterisk.key" "$tls/agent.crt" "$etc/keys/"
+chown -R asterisk: "$etc/keys" 2>/dev/null || true
+chmod 600 "$etc/keys/asterisk.key"
 if [ -n "${EXTERNAL_ADDRESS:-}" ]; then
     printf 'local_net=%s\nexternal_media_address=%s\nexternal_signaling_address=%s\n' \
         "${LOCAL_NET:-172.28.0.0/24}" "$EXTERNAL_ADDRESS" "$EXTERNAL_ADDRESS" > "$etc/pjsip_nat.conf"

@@ -4,6 +4,7 @@ their TLS handshake hold no call slot and are dropped after the handshake timeou
 
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from eval.caller import load_wav
-from tests.conftest import self_signed
+from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, next_ports
 
 BARESIP_CONFIG = """poll_method epoll
@@ -45,8 +46,15 @@ snd_path {recordings}
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (as an operator's test certificate would be)."""
-    return self_signed(tmp_path_factory.mktemp("tls"), "agent")
+    """A self-signed certificate for 127.0.0.1 and its key, made as the bundled compose file makes the trunk's
+    (`python -m agent tls-cert`). baresip 1.0 does not verify it; a client that trusts exactly it, as Asterisk's
+    TLS transport there does, is checked in tests/deploy/test_compose.py. (An operator's openssl-made pair is
+    accepted alike: tests/test_settings.py.)"""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "agent.crt", folder / "agent.key"
+    subprocess.run([sys.executable, "-m", "agent", "tls-cert", str(cert), str(key), "127.0.0.1"], cwd=REPO,
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
 
 
 @pytest.fixture(scope="module")

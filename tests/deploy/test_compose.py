@@ -2,10 +2,15 @@
 machines): the files parse, and agree with each other and with the agent's own settings."""
 
 import configparser
+import contextlib
 import ipaddress
 import os
 import re
+import socket
+import ssl
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,11 +33,26 @@ def compose():
     return yaml.safe_load((REPO / "docker-compose.yml").read_text())
 
 
+TLS_VOLUME = "/var/lib/agent-tls"
+"""Where the tls-cert service writes the trunk's certificates, and the agent reads its own."""
+
+
 @pytest.fixture(scope="module")
-def agent_env(compose):
+def trunk_tls(compose, tmp_path_factory) -> Path:
+    """The trunk's certificates, made by running the tls-cert service's own command here, its volume moved to a
+    temporary folder."""
+    folder = tmp_path_factory.mktemp("trunk-tls")
+    shell, flag, script = compose["services"]["tls-cert"]["command"]
+    script = script.replace(TLS_VOLUME, str(folder)).replace("python -m agent", f"{sys.executable} -m agent")
+    subprocess.run([shell, flag, script], cwd=REPO, check=True, capture_output=True, timeout=120)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def agent_env(compose, trunk_tls):
     """The agent's environment as compose gives it when the host sets none of the variables it refers to
-    (`${NAME:-default}` is the default)."""
-    return {k: re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(v))
+    (`${NAME:-default}` is the default), the certificates' volume where trunk_tls made them."""
+    return {k: re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(v)).replace(TLS_VOLUME, str(trunk_tls))
             for k, v in compose["services"]["agent"]["environment"].items()}
 
 
@@ -88,8 +108,50 @@ def test_the_side_app_is_published_on_the_hosts_loopback_only(compose, agent_env
 
 def test_asterisk_sends_calls_to_the_agents_address_and_port(pjsip, agent_env):
     contact = pjsip.named("agent", "aor").get("contact")
-    assert contact == f"sip:agent@{agent_env['AGENT_SIP_HOST']}:{agent_env['AGENT_SIP_PORT']}"
+    assert contact == f"sip:agent@{agent_env['AGENT_SIP_HOST']}:{agent_env['AGENT_SIP_TLS_PORT']};transport=tls"
+    plain = pjsip.named("agent-udp", "aor").get("contact")
+    assert plain == f"sip:agent@{agent_env['AGENT_SIP_HOST']}:{agent_env['AGENT_SIP_PORT']}"
     assert pjsip.named("agent", "identify").get("match") == agent_env["AGENT_SIP_HOST"]
+
+
+def test_the_bundled_trunk_is_sip_over_tls_with_srtp_audio_the_agent_insists_on(compose, pjsip, agent_env):
+    endpoint = pjsip.named(compose["services"]["asterisk"]["environment"]["AGENT_TRUNK"], "endpoint")
+    transport = pjsip.named(endpoint.get("transport"), "transport")
+    assert transport.get("protocol") == "tls" and endpoint.get("media_encryption") == "sdes"
+    settings = load(agent_env)
+    assert settings.sip_tls_port == 5061 and settings.srtp == "mandatory"
+
+
+def test_asterisk_trusts_exactly_the_agents_certificate_and_checks_it_names_the_agent(pjsip, agent_env, trunk_tls):
+    transport = pjsip.named("transport-tls", "transport")
+    assert transport.get("verify_server") == "yes"
+    assert Path(transport.get("ca_list_file")).name == Path(agent_env["AGENT_SIP_TLS_CERT"]).name == "agent.crt"
+    # A TLS client that trusts that one file, as Asterisk's transport does, connects to the agent's address.
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(agent_env["AGENT_SIP_TLS_CERT"], agent_env["AGENT_SIP_TLS_KEY"])
+    client = ssl.create_default_context(cafile=str(trunk_tls / "agent.crt"))
+    assert _handshake(server, client, agent_env["AGENT_SIP_HOST"])
+    assert not _handshake(server, client, "172.28.0.99")  # a certificate naming another address is refused
+
+
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext, name: str) -> bool:
+    """Whether `client` completes a TLS handshake with `server` over a loopback socket pair, expecting `name`."""
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        serving = threading.Thread(target=_serve_once, args=(server, theirs), daemon=True)
+        serving.start()
+        try:
+            with client.wrap_socket(ours, server_hostname=name):
+                return True
+        except ssl.SSLCertVerificationError:
+            return False
+        finally:
+            serving.join(timeout=5)
+
+
+def _serve_once(server: ssl.SSLContext, connection: socket.socket) -> None:
+    with contextlib.suppress(ssl.SSLError, OSError):  # the client refusing the certificate ends it
+        server.wrap_socket(connection, server_side=True).close()
 
 
 def test_asterisk_is_the_agents_trusted_peer_so_its_calls_are_not_limited_per_source(compose, agent_env):
@@ -131,20 +193,49 @@ def test_endpoint_references_resolve(pjsip, extensions):
             pjsip.named(endpoint.get("transport"), "transport")
 
 
-def test_the_softphone_password_comes_from_the_environment_not_the_repository(pjsip, tmp_path):
-    env = {"PATH": os.environ["PATH"], "ASTERISK_ETC": str(tmp_path), "SOFTPHONE_PASSWORD": "p@ss; w|rd $x"}
-    subprocess.run(["sh", str(ASTERISK / "start.sh"), "true"], env=env, check=True)
-    assert set(pjsip.includes) == {p.name for p in tmp_path.iterdir()}
+def start_asterisk(etc: Path, tls: Path, **env: str) -> subprocess.CompletedProcess:
+    """The bundled Asterisk's start.sh, writing into `etc`, with the tls-cert service's volume at `tls`."""
+    etc.mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "ASTERISK_ETC": str(etc), "TLS_DIR": str(tls), **env}
+    return subprocess.run(["sh", str(ASTERISK / "start.sh"), "true"], env=env, capture_output=True, text=True)
+
+
+def test_the_softphone_password_comes_from_the_environment_not_the_repository(pjsip, extensions, tmp_path,
+                                                                             trunk_tls):
+    assert start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="p@ss; w|rd $x").returncode == 0
+    assert set(pjsip.includes) | set(extensions.includes) == {p.name for p in tmp_path.glob("*.conf")}
     generated = parse_asterisk((tmp_path / "pjsip_softphone_auth.conf").read_text())
     auth = generated.named(pjsip.named("6001", "endpoint").get("auth"), "auth")
     assert auth.get("username") == "6001" and auth.get("password") == "p@ss; w|rd $x"
     assert not [s.name for s in pjsip.sections if s.get("password")]
 
 
-def test_asterisk_does_not_start_without_a_softphone_password(tmp_path):
-    env = {"PATH": os.environ["PATH"], "ASTERISK_ETC": str(tmp_path)}
-    result = subprocess.run(["sh", str(ASTERISK / "start.sh"), "true"], env=env, capture_output=True, text=True)
+def test_asterisk_does_not_start_without_a_softphone_password(tmp_path, trunk_tls):
+    result = start_asterisk(tmp_path, trunk_tls)
     assert result.returncode == 2 and "SOFTPHONE_PASSWORD" in result.stderr
+
+
+def test_asterisk_gets_the_trunks_certificates_with_its_key_kept_private(pjsip, tmp_path, trunk_tls):
+    assert start_asterisk(tmp_path / "etc", trunk_tls, SOFTPHONE_PASSWORD="x").returncode == 0
+    transport = pjsip.named("transport-tls", "transport")
+    for option in ("cert_file", "priv_key_file", "ca_list_file"):
+        copied = tmp_path / "etc" / "keys" / Path(transport.get(option)).name
+        assert copied.read_bytes() == (trunk_tls / copied.name).read_bytes(), option
+    assert (tmp_path / "etc" / "keys" / "asterisk.key").stat().st_mode & 0o077 == 0
+    missing = start_asterisk(tmp_path / "bare", tmp_path / "no-certificates", SOFTPHONE_PASSWORD="x")
+    assert missing.returncode == 2 and "tls-cert" in missing.stderr
+
+
+@pytest.mark.parametrize("trunk", ["agent", "agent-udp"])
+def test_the_trunk_asterisk_dials_comes_from_its_environment_and_is_an_endpoint(pjsip, tmp_path, trunk_tls, trunk):
+    assert start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="x", AGENT_TRUNK=trunk).returncode == 0
+    chosen = parse_asterisk((tmp_path / "extensions_trunk.conf").read_text()).named("globals").get("AGENT_TRUNK")
+    assert chosen == trunk and pjsip.named(chosen, "endpoint")
+
+
+def test_asterisk_refuses_a_trunk_it_does_not_have(tmp_path, trunk_tls):
+    result = start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="x", AGENT_TRUNK="agent-tcp")
+    assert result.returncode == 2 and "AGENT_TRUNK" in result.stderr
 
 
 def test_dialling_each_agent_extension_routes_to_the_agent_with_the_number(compose, extensions, agent_env):
@@ -160,7 +251,7 @@ def test_dialling_each_agent_extension_routes_to_the_agent_with_the_number(compo
     numeric = [e for p in plan.profiles for e in p.extensions if e.isdigit()]
     assert numeric, "the shipped dialplan has no numeric extension a softphone can dial"
     for extension in numeric:
-        assert "Dial(PJSIP/${EXTEN}@agent" in routed.get(extension, ""), extension
+        assert "Dial(PJSIP/${EXTEN}@${AGENT_TRUNK}" in routed.get(extension, ""), extension
 
 
 def test_asterisk_rtp_range_is_the_published_one(compose):

@@ -10,6 +10,7 @@ import yaml
 
 from agent.settings import load
 from tests.conftest import REPO
+from tests.deploy.asterisk_conf import parse_asterisk
 
 ASTERISK_PJSIP = (REPO / "dialplans" / "asterisk" / "pjsip.conf").read_text()
 AGENTS = ("agent", "agent-b")
@@ -72,12 +73,20 @@ def test_the_database_url_names_the_postgres_service_its_user_and_database(line)
 
 
 def test_kamailio_takes_the_address_asterisk_sends_calls_to_and_lists_both_agents(line):
-    contact = re.search(r"contact=sip:agent@([\d.]+):(\d+)", ASTERISK_PJSIP)
+    trunk = _env(line["asterisk"])["AGENT_TRUNK"]  # the plain trunk: Kamailio's dispatcher here has no TLS
+    contact = re.search(r"^sip:agent@([\d.]+):(\d+)$", parse_asterisk(ASTERISK_PJSIP).named(trunk, "aor")
+                        .get("contact"))
     command = " ".join(line["kamailio"]["command"])
     assert _address(line["kamailio"]) == contact.group(1)
     assert f"LISTEN=udp:{contact.group(1)}:{contact.group(2)}" in command
     listed = re.findall(r"^1 sip:([\d.]+):(\d+)$", (REPO / "dialplans" / "kamailio" / "line.list").read_text(), re.M)
     assert listed == [(_env(line[name])["AGENT_SIP_HOST"], _env(line[name])["AGENT_SIP_PORT"]) for name in AGENTS]
+
+
+def test_the_agents_take_plain_sip_and_rtp_from_kamailio(line):
+    for name in AGENTS:
+        settings = load(_env(line[name]))
+        assert settings.sip_tls_port == 0 and settings.srtp == "off"
 
 
 def test_the_agents_trust_kamailio_alone_and_publish_their_side_apps_on_loopback(line):
