@@ -95,9 +95,12 @@ def baresip_call(folder: Path, question: Path, target: str, cafile: Path, second
 def test_a_tls_call_with_srtp_is_answered_and_heard_while_unfinished_handshakes_wait(secure_agent, certificate,
                                                                                     questions, models, tmp_path):
     port = tls_port(secure_agent)
-    # A hundred connections that never start their TLS handshake, far more than the agent's call slots: they
-    # must not keep a caller out, and the agent drops each once its handshake timeout has passed.
-    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(100)]
+    # A hundred connections that never start their TLS handshake, far more than the agent's call slots, half
+    # from the caller's own address and half from fifty others: they must not keep a caller out, and the agent
+    # drops each once its handshake timeout has passed.
+    sources = ["127.0.0.1" if n % 2 else f"127.0.1.{n // 2 + 1}" for n in range(100)]
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+            for source in sources]
     try:
         output = baresip_call(tmp_path / "caller", questions["hours"], f"sip:agent@127.0.0.1:{port};transport=tls",
                               certificate[0], 24, "srtp-mand")
