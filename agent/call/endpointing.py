@@ -38,8 +38,18 @@ my your our his her their its whose
 um uh er erm hmm mm well
 is are was were be been am do does did can could will would should shall may might must have has had
 """.split())
-"""Words a finished English question does not end on."""
-_WORD = re.compile(r"[a-z']+")
+"""Words a finished English question does not end on, but for the two kinds below."""
+DEMONSTRATIVES = frozenset("this that these those".split())
+"""Pronouns as often as determiners: "longer than that?" is whole, "Can I book that" is not; a closing mark from
+Whisper tells them apart."""
+PREPOSITIONS = frozenset("""
+of to in on at by for with from about into onto over under between through during before after without within
+than as like per via around across behind near
+""".split())
+WH_WORDS = frozenset("what which who whom whose where when how why".split())
+"""A wh-question strands its preposition ("How long are repairs covered for?", "Who do I speak to?"); a
+yes/no question does not ("Can I pay by" is unfinished, closing mark or not)."""
+_WORD = re.compile(r"[a-z0-9']+")
 _CLOSED = (".", "?", "!")
 
 
@@ -48,11 +58,21 @@ def judge(text: str, firm: bool) -> Verdict:
     firmly (see understand)."""
     words = _WORD.findall(text.lower())
     stripped = text.rstrip()
-    if not words or words[-1] in OPEN_ENDINGS or stripped.endswith(("...", "…", ",", "-")):
+    closed = stripped.endswith(_CLOSED) and not stripped.endswith("...")
+    if not words or stripped.endswith(("...", "…", ",", "-")) or (words[-1] in OPEN_ENDINGS
+                                                                   and not _ends_whole(words, closed)):
         return Verdict.UNFINISHED if words else Verdict.UNSURE
-    if stripped.endswith(_CLOSED) and firm:
+    if closed and firm:
         return Verdict.COMPLETE
     return Verdict.UNSURE
+
+
+def _ends_whole(words: list[str], closed: bool) -> bool:
+    """A closed question whose last word usually leaves it open, but here ends it: a demonstrative pronoun, or a
+    preposition stranded by the question's wh-word."""
+    if not closed:
+        return False
+    return words[-1] in DEMONSTRATIVES or (words[-1] in PREPOSITIONS and any(w in WH_WORDS for w in words[:3]))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,18 @@ def test_a_question_that_stops_mid_phrase_is_unfinished_however_the_kb_matches_i
     assert judge(text, firm=True) is Verdict.UNFINISHED
 
 
+@pytest.mark.parametrize("text", ["And if it takes longer than that?", "Is there a discount for people over 65?",
+                                  "How long are repairs covered for?", "Who do I speak to?"])
+def test_a_closed_question_ending_on_a_pronoun_a_number_or_a_stranded_preposition_is_complete(text):
+    assert judge(text, firm=True) is Verdict.COMPLETE
+
+
+@pytest.mark.parametrize("text", ["Can I pay by?", "Can I book that", "Is there a discount for people over",
+                                  "How long are repairs covered for"])
+def test_without_a_closing_mark_or_a_wh_word_those_endings_still_leave_it_open(text):
+    assert judge(text, firm=True) is Verdict.UNFINISHED
+
+
 def test_nothing_heard_is_not_judged():
     assert judge("", firm=False) is Verdict.UNSURE
 
