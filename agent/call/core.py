@@ -99,6 +99,11 @@ class CallCore:
         """The agent has just asked the caller to confirm a topic (these chunks): a yes or a no answers it."""
 
     @property
+    def yes_or_no_asked(self) -> bool:
+        """The agent has just asked a yes/no question: a confirmation, or the offer to take a message."""
+        return self._confirming is not None or self._message_offered
+
+    @property
     def closing(self) -> bool:
         return self.state in (CallState.CLOSING, CallState.ENDED)
 

@@ -19,6 +19,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from agent.call.yes_no import is_no, is_yes
+
 
 class Verdict(enum.Enum):
     COMPLETE = "complete"
@@ -53,24 +55,28 @@ _WORD = re.compile(r"[a-z0-9']+")
 _CLOSED = (".", "?", "!")
 
 
-def judge(text: str, firm: bool) -> Verdict:
+def judge(text: str, firm: bool, yes_or_no_asked: bool = False) -> Verdict:
     """`text`: what the speculative reply heard (Whisper's punctuation included); `firm`: the KB answers it
-    firmly (see understand)."""
+    firmly (see understand); `yes_or_no_asked`: the agent has just asked the caller a yes/no question (a
+    confirmation, an offer), to which a short yes or no is the whole answer however it was punctuated."""
+    if yes_or_no_asked and (is_yes(text) or is_no(text)):
+        return Verdict.COMPLETE
     words = _WORD.findall(text.lower())
     stripped = text.rstrip()
     closed = stripped.endswith(_CLOSED) and not stripped.endswith("...")
     if not words or stripped.endswith(("...", "…", ",", "-")) or (words[-1] in OPEN_ENDINGS
-                                                                   and not _ends_whole(words, closed)):
+                                                                   and not _ends_whole(words, closed and firm)):
         return Verdict.UNFINISHED if words else Verdict.UNSURE
     if closed and firm:
         return Verdict.COMPLETE
     return Verdict.UNSURE
 
 
-def _ends_whole(words: list[str], closed: bool) -> bool:
-    """A closed question whose last word usually leaves it open, but here ends it: a demonstrative pronoun, or a
-    preposition stranded by the question's wh-word."""
-    if not closed:
+def _ends_whole(words: list[str], closed_and_firm: bool) -> bool:
+    """A closed question the KB answers firmly whose last word usually leaves it open, but here ends it: a
+    demonstrative pronoun, or a preposition stranded by the question's wh-word. (Whisper closes a cut-off "How
+    much does the" as "How much does that?", which the KB does not answer firmly.)"""
+    if not closed_and_firm:
         return False
     return words[-1] in DEMONSTRATIVES or (words[-1] in PREPOSITIONS and any(w in WH_WORDS for w in words[:3]))
 

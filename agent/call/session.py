@@ -280,7 +280,8 @@ class CallSession:
         if self._turns.pause != window or prepared.transcript is None:
             return
         firm = prepared.understanding is not None and prepared.understanding.firm
-        self._turns.end_after(self._endpointer.hangover_ms(judge(prepared.transcript.text, firm)))
+        verdict = judge(prepared.transcript.text, firm, yes_or_no_asked=self._core.yes_or_no_asked)
+        self._turns.end_after(self._endpointer.hangover_ms(verdict))
 
     async def _transcribe_message(self, pcm: np.ndarray) -> str:
         heard = await self._loop.run_in_executor(self._models, functools.partial(

@@ -93,6 +93,15 @@ def test_a_confirmed_topic_is_answered_with_the_reply_prepared_before_the_yes():
     assert call.clarified == Clarified()
 
 
+def test_a_yes_or_no_is_awaited_only_between_a_confirmation_and_its_answer():
+    call = answered()
+    assert not call.yes_or_no_asked
+    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
+    assert call.yes_or_no_asked
+    heard(call, "Yes.")
+    assert not call.yes_or_no_asked
+
+
 def test_a_refused_topic_is_asked_again_and_not_offered_again():
     call = answered()
     heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])

@@ -36,6 +36,16 @@ def test_without_a_closing_mark_or_a_wh_word_those_endings_still_leave_it_open(t
     assert judge(text, firm=True) is Verdict.UNFINISHED
 
 
+def test_a_closed_question_ending_on_a_demonstrative_the_kb_does_not_answer_firmly_is_left_open():
+    assert judge("How much does that?", firm=False) is Verdict.UNFINISHED  # Whisper's close of "How much does the"
+
+
+@pytest.mark.parametrize("text", ["Yes, that's right", "No", "nope, not that,"])
+def test_a_short_yes_or_no_to_the_agents_question_is_complete_however_it_was_punctuated(text):
+    assert judge(text, firm=False, yes_or_no_asked=True) is Verdict.COMPLETE
+    assert judge(text, firm=False) is not Verdict.COMPLETE  # unasked, it is judged like any words
+
+
 def test_nothing_heard_is_not_judged():
     assert judge("", firm=False) is Verdict.UNSURE
 
