@@ -14,6 +14,9 @@ CONFIG = REPO / "dialplans" / "kamailio" / "dispatcher.cfg"
 SCENARIO = Path(__file__).parent / "sipp" / "uac_via_proxy.xml"
 # The shipped default, which the cluster below keeps.
 PIKE_DENSITY = int(re.search(r"#!define PIKE_DENSITY (\d+)", CONFIG.read_text()).group(1))
+PIKE_UNIT_S = int(re.search(r'modparam\("pike", "sampling_time_unit", (\d+)\)', CONFIG.read_text()).group(1))
+PIPE_LIMIT = int(re.search(r'#!define INVITE_PIPE "\d+:\w+:(\d+)"', CONFIG.read_text()).group(1))
+"""New calls a second the ratelimit pipe passes to all agents together."""
 
 
 def sipp_calls(kamailio: Kamailio, calls: int, tmp: Path) -> subprocess.CompletedProcess:
@@ -66,9 +69,11 @@ def test_kamailio_drops_a_flooding_source_and_calls_from_others_go_on(cluster):
     assert flood.returncode != 0  # most of its calls got nowhere
     assert "pike: dropping INVITE from 127.0.0.6" in kamailio.log()
     reached = sum(len(a.events("call.started")) + len(a.events("call.rejected")) for a in agents) - before
-    # pike blocks an IPv4 source after between 1 and 3 times its density (its documentation); until then the
-    # ratelimit pipe passes at most 40 INVITEs a second. One CI run saw 101 of 900, so the bound is pike's own.
-    assert reached <= 3 * PIKE_DENSITY + 40, reached  # of 900
+    # pike judges a source once per sampling unit (2 s), so a flood that begins inside one unit is cut off at the
+    # latest when the next one ends; until then the ratelimit pipe passes at most its limit a second. (Seen: 101
+    # of 900 in one CI run, 156 in a clean-clone run beside nothing else; pike's own 3 x density + 40 = 130 held
+    # only when the flood began early in a unit.)
+    assert reached <= PIPE_LIMIT * 2 * PIKE_UNIT_S, reached  # of 900
     result = sipp_calls(kamailio, 4, tmp)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert all(a.process.poll() is None for a in agents)
