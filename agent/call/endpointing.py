@@ -31,19 +31,8 @@ class Verdict(enum.Enum):
     """Neither: the default hangover."""
 
 
-OPEN_ENDINGS = frozenset("""
-a an the this that these those some any no every each
-of to in on at by for with from about into onto over under between through during before after without within
-than as like per via around across behind near
-and or but so because if when while whether although though unless until nor then
-my your our his her their its whose
-um uh er erm hmm mm well
-is are was were be been am do does did can could will would should shall may might must have has had
-""".split())
-"""Words a finished English question does not end on, but for the two kinds below."""
 DEMONSTRATIVES = frozenset("this that these those".split())
-"""Pronouns as often as determiners: "longer than that?" is whole, "Can I book that" is not; a closing mark from
-Whisper tells them apart."""
+"""Pronouns as often as determiners: "longer than that?" is whole, "Can I book that" is not."""
 PREPOSITIONS = frozenset("""
 of to in on at by for with from about into onto over under between through during before after without within
 than as like per via around across behind near
@@ -51,6 +40,15 @@ than as like per via around across behind near
 WH_WORDS = frozenset("what which who whom whose where when how why".split())
 """A wh-question strands its preposition ("How long are repairs covered for?", "Who do I speak to?"); a
 yes/no question does not ("Can I pay by" is unfinished, closing mark or not)."""
+OPEN_ENDINGS = DEMONSTRATIVES | PREPOSITIONS | frozenset("""
+a an the some any no every each
+and or but so because if when while whether although though unless until nor then
+my your our his her their its whose
+um uh er erm hmm mm well
+is are was were be been am do does did can could will would should shall may might must have has had
+""".split())
+"""Words a finished English question does not end on; a demonstrative or a stranded preposition may end one the
+KB answers firmly and Whisper closed (see _ends_whole)."""
 _WORD = re.compile(r"[a-z0-9']+")
 _CLOSED = (".", "?", "!")
 
@@ -63,21 +61,17 @@ def judge(text: str, firm: bool, yes_or_no_asked: bool = False) -> Verdict:
         return Verdict.COMPLETE
     words = _WORD.findall(text.lower())
     stripped = text.rstrip()
-    closed = stripped.endswith(_CLOSED) and not stripped.endswith("...")
+    whole = stripped.endswith(_CLOSED) and firm
     if not words or stripped.endswith(("...", "…", ",", "-")) or (words[-1] in OPEN_ENDINGS
-                                                                   and not _ends_whole(words, closed and firm)):
+                                                                   and not (whole and _ends_whole(words))):
         return Verdict.UNFINISHED if words else Verdict.UNSURE
-    if closed and firm:
-        return Verdict.COMPLETE
-    return Verdict.UNSURE
+    return Verdict.COMPLETE if whole else Verdict.UNSURE
 
 
-def _ends_whole(words: list[str], closed_and_firm: bool) -> bool:
-    """A closed question the KB answers firmly whose last word usually leaves it open, but here ends it: a
-    demonstrative pronoun, or a preposition stranded by the question's wh-word. (Whisper closes a cut-off "How
-    much does the" as "How much does that?", which the KB does not answer firmly.)"""
-    if not closed_and_firm:
-        return False
+def _ends_whole(words: list[str]) -> bool:
+    """For a closed question the KB answers firmly: its last word usually leaves a question open, but here ends
+    it: a demonstrative pronoun, or a preposition stranded by the question's wh-word. (Whisper closes a cut-off
+    "How much does the" as "How much does that?", which the KB does not answer firmly.)"""
     return words[-1] in DEMONSTRATIVES or (words[-1] in PREPOSITIONS and any(w in WH_WORDS for w in words[:3]))
 
 

@@ -204,7 +204,7 @@ class CountingTranscriber:
 
     def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False):
         self.calls += 1
-        return self._transcriber.transcribe(audio, prompt, beam_size, hypotheses)
+        return self._transcriber.transcribe(audio, prompt, beam_size, hypotheses, full_window)
 
 
 class BusyAfterFirst(Executor):

@@ -12,8 +12,7 @@ from tests.peers import AgentProcess, Kamailio, next_ports
 
 CONFIG = REPO / "dialplans" / "kamailio" / "dispatcher.cfg"
 SCENARIO = Path(__file__).parent / "sipp" / "uac_via_proxy.xml"
-# The shipped default, which the cluster below keeps.
-PIKE_DENSITY = int(re.search(r"#!define PIKE_DENSITY (\d+)", CONFIG.read_text()).group(1))
+# The shipped defaults, which the cluster below keeps.
 PIKE_UNIT_S = int(re.search(r'modparam\("pike", "sampling_time_unit", (\d+)\)', CONFIG.read_text()).group(1))
 PIPE_LIMIT = int(re.search(r'#!define INVITE_PIPE "\d+:\w+:(\d+)"', CONFIG.read_text()).group(1))
 """New calls a second the ratelimit pipe passes to all agents together."""
