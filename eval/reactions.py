@@ -37,11 +37,12 @@ class Reactions:
             from agent.models.manifest import load_manifest
             from agent.models.verify import resolve
             from agent.speech.asr import Transcriber
+            from eval.replay import CALLER_BEAM
 
             settings = settings_module.parse([], os.environ)
             model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path,
                             load_manifest())
-            self._ears = Transcriber(model, threads=1)
+            self._ears = Transcriber(model, threads=1, beam_size=CALLER_BEAM)  # quick to react: its short window
         return self._ears
 
     def reply(self, n: int, received: np.ndarray) -> np.ndarray | None:

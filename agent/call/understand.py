@@ -12,6 +12,11 @@ is how an out-of-KB question pulled onto a KB passage by a misreading is caught:
 nothing backs any reading and Whisper was unsure (or the KB nearly matched), the honest reply is to ask again;
 a confident transcript the KB cannot answer is declined.
 
+When every reading is a near miss the agent would ask again about, and swapping the transcript's real words
+for KB words they sound like ("smell grass" -> "smell gas", soundalike.guess) finds an answer, that guess is
+confirmed instead, if the KB backs it firmly: one round trip either way, and a yes the caller would otherwise
+never get the chance to give.
+
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
 heard, or declines (a topic the caller said no to is declined, not offered again). Calibrated with
 eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on the
@@ -21,7 +26,7 @@ the event loop).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
 from agent.knowledge.base import KnowledgeBase, Reply
@@ -55,6 +60,8 @@ class Reading:
 
     hypothesis: Hypothesis
     reply: Reply
+    by_sound: bool = False
+    """A guess at KB words the transcript's real words sound like, not a reading of the beam: only confirmed."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +103,19 @@ def distinct(hypotheses: tuple[Hypothesis, ...]) -> list[Hypothesis]:
 
 
 def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -> list[Reading]:
-    """The KB's draft reply to each distinct reading, best reading first. Blocking: run off the event loop."""
+    """The KB's draft reply to each distinct reading, best reading first, and when the KB declines them all a
+    guess by sound at the first (see soundalike.guess) last. Blocking: run off the event loop."""
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
-    return [Reading(h, knowledge.draft(memory, h.text)) for h in hypotheses]
+    readings = [Reading(h, knowledge.draft(memory, h.text)) for h in hypotheses]
+    # Only where the agent would ask again (see understand): a plain decline costs no extra look-up.
+    asking_again = all(r.reply.abstained for r in readings) and (
+        unsure(transcript) or max(r.reply.evidence for r in readings) >= NEAR_MISS)
+    guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if asking_again else ("", ())
+    if guess:
+        # The confirmation names the words guessed ("Are you asking about gas?"): they are what is in doubt.
+        reply = replace(knowledge.draft(memory, guess), topic=" ".join(dict.fromkeys(put_in)))
+        readings.append(Reading(Hypothesis(guess, hypotheses[0].avg_logprob), reply, by_sound=True))
+    return readings
 
 
 def weigh(readings: list[Reading]) -> Reading:
@@ -118,9 +135,13 @@ def unsure(transcript: Transcript) -> bool:
 
 def understand(transcript: Transcript, readings: list[Reading], clarified: Clarified = UNCLARIFIED) -> Understanding:
     """Answer, confirm, ask again or decline (an ANSWER whose reply abstains)."""
-    readings = [Reading(r.hypothesis, r.reply.declined()) if _rejected(r.reply, clarified.rejected) else r
-                for r in readings]
-    first, chosen = readings[0], weigh(readings)
+    readings = [Reading(r.hypothesis, r.reply.declined(), r.by_sound) if _rejected(r.reply, clarified.rejected)
+                else r for r in readings]
+    # A guess by sound is a long shot: offered only where the KB backs it firmly.
+    guesses = [r for r in readings if r.by_sound and not r.reply.abstained and r.reply.topic
+               and r.reply.evidence >= FIRM_EVIDENCE]
+    heard = [r for r in readings if not r.by_sound]
+    first, chosen = heard[0], weigh(heard)
     ears_unsure = unsure(transcript)
     # A guess whose own words find nothing is backed by the call's context alone ("Canon, I can sew it whenever
     # I want." after an answer about the plan): not understood, however well the context matches.
@@ -129,6 +150,8 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
         chosen = Reading(chosen.hypothesis, chosen.reply.declined()) if guessed_blind else chosen
         near_miss = chosen.reply.evidence >= NEAR_MISS
         action = Action.ASK_AGAIN if (ears_unsure or near_miss) and not clarified.asked_again else Action.ANSWER
+        if action is Action.ASK_AGAIN and guesses and not clarified.confirmed:
+            return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
         return Understanding(action, chosen, first, tuple(readings))
     switched = chosen is not first and first.reply.abstained
     # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches.

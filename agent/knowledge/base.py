@@ -133,6 +133,13 @@ class KnowledgeBase:
         text = synonyms.rephrase(text) or text
         return text if text != question else ""
 
+    def guess_by_sound(self, question: str) -> tuple[str, tuple[str, ...]]:
+        """The question with the real words the KB lacks swapped for KB words they sound like, and those KB
+        words (('', ()) when none): something to offer the caller as a confirmation, never to answer unasked
+        (see soundalike.guess)."""
+        sound_alikes, _ = self._kb_wording(self.index.snapshot)
+        return sound_alikes.guess(question)
+
     def retrieve(self, snapshot: Snapshot, query: Query
                  ) -> tuple[list[Passage], np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Passages for a query, and the embeddings of the question, of its expanded form and of the recovered

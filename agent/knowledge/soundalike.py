@@ -7,6 +7,12 @@ vocabulary is the lexicon) — alone, or joined with its neighbours — the KB w
 is within one edit (two for a joined run) and whose spelling is close. The recovered question is
 searched beside the transcript, never instead of it: what the caller said is kept as heard, and a real
 word the KB lacks ("solar") is left alone, so questions the KB cannot answer are still declined.
+
+Whisper also swaps a KB word for a real one ("I can smell grass" for "gas"), and no reading of its beam
+holds the right word. `guess` puts back KB words for real words too: far less safe (a real question about
+"home insurance" becomes one about "home", "smell gas" about "sell"), so a guess is never searched
+beside the question; the agent only offers it as a confirmation where it would otherwise ask the caller to
+say the question again (see call.understand).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Iterable
 
 import jellyfish
 
-from agent.knowledge.text import STOPWORDS
+from agent.knowledge.text import STOPWORDS, stem_words
 
 _WORD = re.compile(r"[A-Za-z]+")
 MIN_LENGTH = 3
@@ -25,6 +31,8 @@ MAX_RUN = 3
 """Words joined into one candidate ("cast the Lichon" -> "castthelichon" -> Castleton)."""
 SPELLING = {1: 0.65, MAX_RUN: 0.85}
 """Least Jaro-Winkler similarity of spellings: loose for one word, strict for a joined run."""
+GUESS_SPELLING = 0.8
+"""Least Jaro-Winkler similarity for a guess: a real word is replaced only by a KB word spelled much like it."""
 
 
 class SoundAlikes:
@@ -33,9 +41,14 @@ class SoundAlikes:
     def __init__(self, kb_words: Iterable[str], lexicon: frozenset[str]) -> None:
         self._lexicon = lexicon
         self._by_key: dict[str, set[str]] = defaultdict(set)
-        for word in {w.lower() for w in kb_words}:
-            if len(word) > MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
-                self._by_key[jellyfish.metaphone(word)].add(word)
+        self._guess_by_key: dict[str, set[str]] = defaultdict(set)
+        words = {w.lower() for w in kb_words}
+        self._kb_stems = frozenset(stem_words(" ".join(words)))
+        for word in words:
+            if len(word) >= MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
+                self._guess_by_key[jellyfish.metaphone(word)].add(word)
+                if len(word) > MIN_LENGTH:
+                    self._by_key[jellyfish.metaphone(word)].add(word)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], lexicon: frozenset[str]) -> SoundAlikes:
@@ -62,6 +75,29 @@ class SoundAlikes:
             out += [*words[i:start], kb_word]
             i = start + size
         return " ".join(out + words[i:])
+
+    def guess(self, question: str) -> tuple[str, tuple[str, ...]]:
+        """The question with each content word the KB does not use (in any form) replaced by the KB word it
+        sounds most like (Metaphone keys within one edit, spellings close), and the KB words put in; ('', ())
+        when no word was replaced."""
+        words, guessed = _WORD.findall(question), []
+        for i, word in enumerate(words):
+            lowered = word.lower()
+            if len(lowered) < MIN_LENGTH or lowered in STOPWORDS or stem_words(lowered)[0] in self._kb_stems:
+                continue
+            key, best = jellyfish.metaphone(lowered), None
+            for kb_key, kb_words in self._guess_by_key.items():
+                distance = jellyfish.levenshtein_distance(key, kb_key)
+                if distance > 1:
+                    continue
+                for kb_word in kb_words:
+                    similarity = jellyfish.jaro_winkler_similarity(lowered, kb_word)
+                    if similarity >= GUESS_SPELLING:
+                        best = max(best or (0.0, ""), (similarity - 0.1 * distance, kb_word))
+            if best is not None:
+                words[i] = best[1]
+                guessed.append(best[1])
+        return (" ".join(words), tuple(guessed)) if guessed else ("", ())
 
     def _unknown(self, word: str) -> bool:
         return len(word) >= MIN_LENGTH and word.lower() not in self._lexicon

@@ -110,3 +110,38 @@ def test_a_question_greedy_decoding_garbled_is_answered_from_another_reading_of_
     transcript = models.transcriber.transcribe(audio, hint, beam_size=5, hypotheses=5)
     understanding = understand(transcript, read(bundled_kb, CallMemory(), transcript))
     assert understanding.action is not Action.ASK_AGAIN and "25 miles" in understanding.reply.text
+
+
+def guessed(text: str, evidence: float, chunk: str = "gas") -> Reading:
+    return Reading(Hypothesis(text, -0.2), reply(evidence, chunk=chunk), by_sound=True)
+
+
+def test_a_near_miss_is_confirmed_under_the_kb_word_it_sounds_like_instead_of_asked_again():
+    readings = [reading("I can smell grass in my kitchen.", -0.2, 0.31), guessed("I can smell gas in my kitchen", 0.5)]
+    understanding = understand(heard(readings[:1]), readings)
+    assert understanding.action is Action.CONFIRM and understanding.chosen is readings[1]
+    assert understanding.first is readings[0]
+
+
+def test_a_guess_by_sound_the_kb_backs_only_moderately_is_not_offered():
+    readings = [reading("Do you repair car engines?", -0.2, 0.31), guessed("Do you repair care engineers", 0.40)]
+    assert understand(heard(readings[:1]), readings).action is Action.ASK_AGAIN
+
+
+def test_a_guess_by_sound_is_never_answered_unconfirmed_nor_offered_twice():
+    readings = [reading("Do you sell pizza?", -0.1, 0.1), guessed("Do you smell pizza", 0.9)]
+    assert understand(heard(readings[:1]), readings).reply.abstained  # a clear decline stays one
+    near = [reading("I can smell grass.", -0.2, 0.31), guessed("I can smell gas", 0.5)]
+    refused = Clarified(asked_again=True, confirmed=True, rejected=frozenset({"gas"}))
+    assert understand(heard(near[:1]), near, refused).reply.abstained
+
+
+def test_a_misheard_key_word_no_reading_holds_is_offered_back_as_the_kb_word_it_sounds_like(bundled_kb):
+    from agent.call.understand import read
+    from agent.knowledge.memory import CallMemory
+
+    transcript = Transcript("I think I can smell grass in my kitchen.", "en", 2.0, 0.01, avg_logprob=-0.2)
+    understanding = understand(transcript, read(bundled_kb, CallMemory(), transcript))
+    assert understanding.action is Action.CONFIRM and "leave the building" in understanding.reply.text
+    assert understanding.confirm_text == "Are you asking about gas?"
+    assert understanding.first.hypothesis.text == transcript.text

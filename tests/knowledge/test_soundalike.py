@@ -28,3 +28,19 @@ def test_questions_in_real_words_are_left_as_heard():
 
 def test_without_a_lexicon_nothing_is_recovered():
     assert SoundAlikes.from_texts(KB, frozenset()).recover("Do pensioners get any despunt?") == ""
+
+
+GAS_KB = ["If you smell gas, leave the building straight away.", "On Saturdays the office is open until noon."]
+
+
+def guess(question: str) -> tuple[str, tuple[str, ...]]:
+    return SoundAlikes.from_texts(GAS_KB, LEXICON).guess(question)
+
+
+def test_a_guess_puts_a_kb_word_in_place_of_a_real_word_that_sounds_like_it():
+    assert guess("I think I can smell grass in my kitchen.") == ("I think I can smell gas in my kitchen", ("gas",))
+
+
+def test_a_guess_leaves_words_the_kb_uses_in_any_form_and_words_like_no_kb_word():
+    assert guess("Are you open on a Saturday?") == ("", ())  # the KB says "Saturdays"
+    assert guess("Can I order a pizza?") == ("", ())
