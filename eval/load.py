@@ -31,7 +31,7 @@ from eval.agent_process import AgentProcess
 from eval.asr import to_16k
 from eval.cases import Case, load_cases
 from eval.hearing import speak
-from eval.replay import free_port_block, kb_hint, scorer
+from eval.replay import free_port_block, kb_hint
 from eval.retrieval import contains_any
 from eval.rtp_caller import FRAME, CallResult, Script, place_call
 from eval.wire import response_latency_ms, voiced_ticks
@@ -167,14 +167,15 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.load import resolve_all
     from agent.sip.build_info import installed as installed_pjsua2
+    from agent.speech.asr import FULL_WINDOW, Transcriber
 
     settings = settings_module.parse([], os.environ)
-    ears = scorer(resolve_all(settings)["asr"], threads=2)
+    scorer = Transcriber(resolve_all(settings)["asr"], threads=2, min_window=FULL_WINDOW)
     hint = kb_hint(args.kb)
 
     def transcribe(audio8k: np.ndarray) -> str:
         wide = to_16k(audio8k)
-        return ears.transcribe(wide, prompt=hint).text if len(wide) else ""
+        return scorer.transcribe(wide, prompt=hint).text if len(wide) else ""
 
     cases, seen_calls = load_cases(args.cases), set()
     # Only questions that open their call: follow-ups need the question before them.

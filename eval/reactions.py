@@ -17,6 +17,12 @@ import numpy as np
 from eval.repeats import MAX_REACTIONS, YES, reaction
 
 KINDS = {"repeat": "repeat", YES: "yes"}
+EARS_BEAM = 5
+"""The caller hears the agent's clarification with a beam: a person knows the business's names when the agent
+says them, and greedy decoding heard "Are you asking about the Milber office?" (the caller said no to a right
+confirmation). The scorer keeps greedy decoding over whole answers: a prompted beam may end its transcript
+after an answer's first sentence: re-scoring two replays, greedy missed one right answer ("re-bigween 12 and
+15 psi", in one run), a beam of 5 one in each ("… before it starts.", the $40 fee sentence dropped)."""
 
 
 class Reactions:
@@ -37,12 +43,11 @@ class Reactions:
             from agent.models.manifest import load_manifest
             from agent.models.verify import resolve
             from agent.speech.asr import Transcriber
-            from eval.replay import CALLER_BEAM
 
             settings = settings_module.parse([], os.environ)
             model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path,
                             load_manifest())
-            self._ears = Transcriber(model, threads=1, beam_size=CALLER_BEAM)  # quick to react: its short window
+            self._ears = Transcriber(model, threads=1, beam_size=EARS_BEAM)
         return self._ears
 
     def reply(self, n: int, received: np.ndarray) -> np.ndarray | None:

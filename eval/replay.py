@@ -286,17 +286,12 @@ def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: 
     return row
 
 
-CALLER_BEAM = 5
-"""The caller's and the scorer's beam: a person on the line hears "read between", not Whisper's greedy
-"re-bigween", and knows the business's name when the agent says it ("Millbrook", not greedy "Milber")."""
-
-
-def scorer(model, threads: int = 1):
-    """The scorer's ears: the same Whisper model in its full 30 s window with a wide beam (its most accurate),
-    not the agent's faster utterance-sized one."""
+def scorer(model):
+    """The scorer's ears: the same Whisper model in its full 30 s window (its most accurate), not the agent's
+    faster utterance-sized one."""
     from agent.speech.asr import FULL_WINDOW, Transcriber
 
-    return Transcriber(model, threads=threads, min_window=FULL_WINDOW, beam_size=CALLER_BEAM)
+    return Transcriber(model, threads=1, min_window=FULL_WINDOW)
 
 
 def read_legs(args: argparse.Namespace) -> Legs:

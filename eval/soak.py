@@ -28,7 +28,7 @@ from eval.asr import to_16k
 from eval.cases import load_cases
 from eval.hearing import speak
 from eval.load import process_usage
-from eval.replay import free_port_block, scorer
+from eval.replay import free_port_block
 from eval.retrieval import contains_any
 from eval.rtp_caller import FRAME, Script, place_call
 
@@ -73,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from agent import settings as settings_module
     from agent.models.load import resolve_all
+    from agent.speech.asr import FULL_WINDOW, Transcriber
 
     settings = settings_module.parse([], os.environ)
-    ears = scorer(resolve_all(settings)["asr"])
+    scorer = Transcriber(resolve_all(settings)["asr"], threads=1, min_window=FULL_WINDOW)
     case = next(c for c in load_cases(args.cases) if c.say and not c.expect_abstain and c.barge_in_at_ms is None)
     args.out.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(16)
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             agent.stop()
     wide = to_16k(heard[question_end * FRAME:])
-    answer = ears.transcribe(wide).text if len(wide) else ""
+    answer = scorer.transcribe(wide).text if len(wide) else ""
     answered = [status for status, _ in placed if status == 200]
     missing = [call_id for status, call_id in placed if status == 200 and call_id not in records]
     flood_record = records.get(flood_id, {})
