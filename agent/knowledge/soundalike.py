@@ -9,10 +9,10 @@ searched beside the transcript, never instead of it: what the caller said is kep
 word the KB lacks ("solar") is left alone, so questions the KB cannot answer are still declined.
 
 Whisper also swaps a KB word for a real one ("I can smell grass" for "gas"), and no reading of its beam
-holds the right word. `guess` puts back KB words for real words too: far less safe (a real question about
-"home insurance" becomes one about "home", "smell gas" about "sell"), so a guess is never searched
-beside the question; the agent only offers it as a confirmation where it would otherwise ask the caller to
-say the question again (see call.understand).
+holds the right word. `guess` puts back KB words for real words too: far less safe ("Do you sell home
+insurance?" becomes "Do you smell home insurance"), so a guess is never searched beside the question; the
+agent only offers it as a confirmation where it would otherwise ask the caller to say the question again
+(see call.understand).
 """
 
 from __future__ import annotations
