@@ -85,15 +85,7 @@ class SoundAlikes:
             lowered = word.lower()
             if len(lowered) < MIN_LENGTH or lowered in STOPWORDS or stem_words(lowered)[0] in self._kb_stems:
                 continue
-            key, best = jellyfish.metaphone(lowered), None
-            for kb_key, kb_words in self._guess_by_key.items():
-                distance = jellyfish.levenshtein_distance(key, kb_key)
-                if distance > 1:
-                    continue
-                for kb_word in kb_words:
-                    similarity = jellyfish.jaro_winkler_similarity(lowered, kb_word)
-                    if similarity >= GUESS_SPELLING:
-                        best = max(best or (0.0, ""), (similarity - 0.1 * distance, kb_word))
+            best = max(self._candidates(lowered, 1, GUESS_SPELLING, self._guess_by_key, min_key=0), default=None)
             if best is not None:
                 words[i] = best[1]
                 guessed.append(best[1])
@@ -114,11 +106,14 @@ class SoundAlikes:
                         best = (rank, start, size, kb_word)
         return best[1:] if best else None
 
-    def _candidates(self, joined: str, allowed: int, least: float) -> Iterable[tuple[float, str]]:
+    def _candidates(self, joined: str, allowed: int, least: float, by_key: dict[str, set[str]] | None = None,
+                    min_key: int = 3) -> Iterable[tuple[float, str]]:
+        """(rank, KB word) for each KB word in `by_key` (default: the recovery's) whose Metaphone key is within
+        `allowed` edits of `joined`'s and at least `min_key` long, and whose spelling is at least `least` alike."""
         key = jellyfish.metaphone(joined)
-        for kb_key, kb_words in self._by_key.items():
+        for kb_key, kb_words in (self._by_key if by_key is None else by_key).items():
             distance = jellyfish.levenshtein_distance(key, kb_key)
-            if distance > allowed or len(kb_key) < 3:
+            if distance > allowed or len(kb_key) < min_key:
                 continue
             for kb_word in kb_words:
                 similarity = jellyfish.jaro_winkler_similarity(joined, kb_word)
