@@ -29,17 +29,37 @@ ANSWERS = ("answered", "confirmed")
 CLARIFICATIONS = ("asked again", "not confirmed", "confirming")
 
 
+CUT_OFF = "cut off"
+"""A turn the agent took back: the caller went on, and the next turn heard the question whole."""
+
+
+def by_step(turns: list[dict]) -> list[list[dict]]:
+    """The agent's turns, one group per step the caller said: a turn cut off belongs with the turn after it,
+    which heard the same question whole."""
+    groups: list[list[dict]] = []
+    pending: list[dict] = []
+    for turn in turns:
+        pending.append(turn)
+        if turn["outcome"] != CUT_OFF:
+            groups.append(pending)
+            pending = []
+    return groups + [pending] if pending else groups
+
+
 def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
     """Put the agent's record beside each scored case: what it heard the question as, what it last answered, and
     the outcome of each of the case's turns (a case's steps and the agent's turns in order: the question, and the
-    caller's repeats and yes or no when it answered a clarification); say why each miss happened."""
+    caller's repeats and yes or no when it answered a clarification; a turn cut off goes with the question's
+    whole turn); say why each miss happened."""
+    steps = by_step(turns)
     for index, row in enumerate(rows):
-        mine = [turns[i] for i in row.get("steps", [index]) if i < len(turns)]
+        mine = [turn for i in row.get("steps", [index]) if i < len(steps) for turn in steps[i]]
         if not mine:
             continue
-        row.update(agent_started=mine[0]["started"], agent_heard=mine[0]["transcript"], agent_answer=mine[-1]["answer"],
+        heard = next((t for t in mine if t["outcome"] != CUT_OFF), mine[0])  # the question heard whole
+        row.update(agent_started=mine[0]["started"], agent_heard=heard["transcript"], agent_answer=mine[-1]["answer"],
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
-                   agent_asr_logprob=mine[0].get("hearing", {}).get("asr_logprob"))
+                   agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
         answerer = mine[-1].get("hearing", {}).get("answerer")
         if answerer:  # who phrased the answer, when an LLM is set up (eval.replay --llm)
             row.update(agent_answerer=answerer, agent_llm_reason=mine[-1]["hearing"].get("llm_reason", ""),

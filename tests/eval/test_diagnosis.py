@@ -1,0 +1,25 @@
+"""The agent's record joined to the caller's steps: a turn the agent took back goes with the question's whole turn."""
+
+from eval.diagnosis import join_agent_record
+
+
+def turn(outcome: str, transcript: str, answer: str) -> dict:
+    return {"outcome": outcome, "transcript": transcript, "answer": answer, "started": 0.0, "hearing": {}}
+
+
+def test_a_cut_off_half_question_and_its_whole_turn_are_one_step():
+    turns = [turn("cut off", "Is there a charge?", "Parts are charged separately."),
+             turn("answered", "Is there a charge if I cancel on the same day?", "A late cancellation costs $40."),
+             turn("answered", "And by card?", "We take cards.")]
+    rows = [{"steps": [0], "correct": True}, {"steps": [1], "correct": True}]
+    join_agent_record(rows, turns)
+    assert rows[0]["agent_outcomes"] == ["cut off", "answered"]
+    assert rows[0]["agent_heard"] == "Is there a charge if I cancel on the same day?"
+    assert rows[0]["agent_answer"] == "A late cancellation costs $40."
+    assert rows[1]["agent_answer"] == "We take cards."
+
+
+def test_a_call_that_ended_on_a_cut_off_turn_keeps_it():
+    rows = [{"steps": [0], "correct": True}]
+    join_agent_record(rows, [turn("cut off", "Can I pay", "We take cards.")])
+    assert rows[0]["agent_outcomes"] == ["cut off"] and rows[0]["agent_heard"] == "Can I pay"
