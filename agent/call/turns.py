@@ -103,6 +103,9 @@ class TurnDetector:
         self._last_voiced = 0
         self._hangover = config.windows(config.hangover_ms)
         """Quiet windows that end the turn under way (see end_after)."""
+        self._held: np.ndarray | None = None
+        """A question's beginning put before a start that may yet prove a blip (see prepend)."""
+        self._held_quiet = 0
 
     @property
     def pause(self) -> int | None:
@@ -111,9 +114,13 @@ class TurnDetector:
 
     def prepend(self, audio: np.ndarray) -> None:
         """Put `audio` before the utterance under way: the caller is going on with a question they began before
-        (its end and this one's audio are heard as one)."""
+        (its end and this one's audio are heard as one). A start is signalled before it counts as speech (the
+        barge-in time is shorter), so until it does the question is also held: if the start proves a blip, the
+        question is joined to the caller's next words, or ends on its own after the hangover's silence; it is
+        never dropped (the agent has already taken its answer back)."""
         if self.state in (TurnState.STARTING, TurnState.SPEAKING):
             self._utterance.insert(0, audio.astype(np.float32))
+            self._held = self._utterance[0] if self.state is TurnState.STARTING else None
 
     def end_after(self, ms: float) -> None:
         """End the pause under way once it has lasted `ms` (at the next window if it already has); the next turn
@@ -132,9 +139,13 @@ class TurnDetector:
         if self.state is TurnState.QUIET:
             if voiced:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
-                self._utterance = [*self._lead_in, window]
+                self._utterance = [*([self._held] if self._held is not None else []), *self._lead_in, window]
             else:
                 self._lead_in.append(window)
+                if self._held is not None:
+                    self._held_quiet += 1
+                    if self._held_quiet >= self._hangover:
+                        events.append(self._end_held())
         elif self.state is TurnState.STARTING:
             self._utterance.append(window)
             # The same hysteresis as while speaking: a quiet voice hovering around the threshold would
@@ -144,7 +155,10 @@ class TurnDetector:
                 if self._run == min(cfg.windows(cfg.barge_in_ms), cfg.windows(cfg.min_speech_ms)):
                     events.append(SpeechStarted(self._start))
                 if self._run >= cfg.windows(cfg.min_speech_ms):
-                    self.state, self._last_voiced = TurnState.SPEAKING, self._index
+                    self.state, self._last_voiced, self._held = TurnState.SPEAKING, self._index, None
+            elif self._held is not None:  # a blip after a taken-back answer: keep all of it with the question
+                self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
+                self._reset()
             else:
                 self._reset(keep=window)
         else:
@@ -169,6 +183,11 @@ class TurnDetector:
         event = SpeechEnded(audio, self._last_voiced, truncated, (self._index - self._last_voiced) * WINDOW_MS)
         self._reset()
         return event
+
+    def _end_held(self) -> SpeechEnded:
+        """The held question, ended by the hangover's silence after the blip that followed it."""
+        audio, self._held = self._held, None
+        return SpeechEnded(audio, self._index - self._held_quiet, False, self._held_quiet * WINDOW_MS)
 
     def _reset(self, keep: np.ndarray | None = None) -> None:
         self.state = TurnState.QUIET

@@ -133,3 +133,37 @@ def test_speech_coming_back_in_a_pause_is_reported_and_the_next_pause_gets_the_h
     resumed = [(i, e) for i, e in events if isinstance(e, SpeechResumed)]
     assert resumed == [(13, SpeechResumed(13, 96))]  # 3 quiet windows
     assert [i for i, e in events if isinstance(e, SpeechEnded)] == [20]  # the configured 5 windows after 15
+
+
+BARGE_IN = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=2.0, lead_in_ms=64,
+                      barge_in_ms=64)
+
+
+def run_prepending(probabilities, at: int, question: np.ndarray):
+    """`run`, with `question` prepended when the window `at` signals a start (as a call does on a cut-off)."""
+    detector = TurnDetector(BARGE_IN)
+    events = []
+    for i, p in enumerate(probabilities):
+        for e in detector.push(np.full(512, i, dtype=np.float32), p):
+            if not isinstance(e, (SpeechPaused, SpeechResumed)):
+                events.append((i, e))
+            if i == at and type(e).__name__ == "SpeechStarted":
+                detector.prepend(question)
+    return events
+
+
+def test_a_question_taken_back_on_a_blip_is_joined_to_the_callers_next_words():
+    question = np.full(1000, -1, dtype=np.float32)
+    # Two voiced windows signal a start (the answer is taken back), then a dip: too short to count alone.
+    events = run_prepending([0.9, 0.9, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9] + [0.1] * 6, 1, question)
+    ended = [e for _, e in events if isinstance(e, SpeechEnded)]
+    assert len(ended) == 1 and ended[0].audio[:1000].tolist() == question.tolist()
+    assert set(ended[0].audio[1000:].tolist()) >= {0.0, 1.0, 4.0, 7.0}  # the blip, the quiet and the words
+
+
+def test_a_question_taken_back_on_a_blip_that_nothing_follows_ends_after_the_hangover():
+    question = np.full(1000, -1, dtype=np.float32)
+    events = run_prepending([0.9, 0.9] + [0.1] * 8, 1, question)
+    ended = [(i, e) for i, e in events if isinstance(e, SpeechEnded)]
+    assert len(ended) == 1 and ended[0][1].audio[:1000].tolist() == question.tolist()
+    assert ended[0][0] == 2 + 5  # the dip that abandoned the start, then the hangover: five quiet windows
