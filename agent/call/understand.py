@@ -107,9 +107,9 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
     guess by sound at the first (see soundalike.guess) last. Blocking: run off the event loop."""
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
     readings = [Reading(h, knowledge.draft(memory, h.text)) for h in hypotheses]
-    # Only where the agent would ask again (see understand): a plain decline costs no extra look-up.
-    asking_again = all(r.reply.abstained for r in readings) and (
-        unsure(transcript) or max(r.reply.evidence for r in readings) >= NEAR_MISS)
+    # Only where the agent may ask again (see understand): a plain decline costs no extra look-up.
+    asking_again = all(r.reply.abstained for r in readings) and _worth_asking_again(
+        transcript, max(r.reply.evidence for r in readings))
     guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if asking_again else ("", ())
     if guess:
         # The confirmation names the words guessed ("Are you asking about gas?"): they are what is in doubt.
@@ -148,8 +148,8 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     guessed_blind = ears_unsure and chosen.reply.own_evidence < GUESS_OWN_EVIDENCE
     if chosen.reply.abstained or guessed_blind:
         chosen = Reading(chosen.hypothesis, chosen.reply.declined()) if guessed_blind else chosen
-        near_miss = chosen.reply.evidence >= NEAR_MISS
-        action = Action.ASK_AGAIN if (ears_unsure or near_miss) and not clarified.asked_again else Action.ANSWER
+        again = _worth_asking_again(transcript, chosen.reply.evidence) and not clarified.asked_again
+        action = Action.ASK_AGAIN if again else Action.ANSWER
         if action is Action.ASK_AGAIN and guesses and not clarified.confirmed:
             return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
         return Understanding(action, chosen, first, tuple(readings))
@@ -161,6 +161,11 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure)) and not clarified.confirmed and topic:
         return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
     return Understanding(Action.ANSWER, chosen, first, tuple(readings))
+
+
+def _worth_asking_again(transcript: Transcript, evidence: float) -> bool:
+    """A question the KB declines is asked again when Whisper was unsure or the KB nearly answered it."""
+    return unsure(transcript) or evidence >= NEAR_MISS
 
 
 def _topic(reply: Reply) -> str:

@@ -41,14 +41,11 @@ class SoundAlikes:
     def __init__(self, kb_words: Iterable[str], lexicon: frozenset[str]) -> None:
         self._lexicon = lexicon
         self._by_key: dict[str, set[str]] = defaultdict(set)
-        self._guess_by_key: dict[str, set[str]] = defaultdict(set)
         words = {w.lower() for w in kb_words}
         self._kb_stems = frozenset(stem_words(" ".join(words)))
         for word in words:
             if len(word) >= MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
-                self._guess_by_key[jellyfish.metaphone(word)].add(word)
-                if len(word) > MIN_LENGTH:
-                    self._by_key[jellyfish.metaphone(word)].add(word)
+                self._by_key[jellyfish.metaphone(word)].add(word)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], lexicon: frozenset[str]) -> SoundAlikes:
@@ -85,7 +82,7 @@ class SoundAlikes:
             lowered = word.lower()
             if len(lowered) < MIN_LENGTH or lowered in STOPWORDS or stem_words(lowered)[0] in self._kb_stems:
                 continue
-            best = max(self._candidates(lowered, 1, GUESS_SPELLING, self._guess_by_key, min_key=0), default=None)
+            best = max(self._candidates(lowered, 1, GUESS_SPELLING, min_key=0, min_word=MIN_LENGTH), default=None)
             if best is not None:
                 words[i] = best[1]
                 guessed.append(best[1])
@@ -106,16 +103,16 @@ class SoundAlikes:
                         best = (rank, start, size, kb_word)
         return best[1:] if best else None
 
-    def _candidates(self, joined: str, allowed: int, least: float, by_key: dict[str, set[str]] | None = None,
-                    min_key: int = 3) -> Iterable[tuple[float, str]]:
-        """(rank, KB word) for each KB word in `by_key` (default: the recovery's) whose Metaphone key is within
-        `allowed` edits of `joined`'s and at least `min_key` long, and whose spelling is at least `least` alike."""
+    def _candidates(self, joined: str, allowed: int, least: float, min_key: int = 3,
+                    min_word: int = MIN_LENGTH + 1) -> Iterable[tuple[float, str]]:
+        """(rank, KB word) for each KB word of at least `min_word` letters whose Metaphone key is within `allowed`
+        edits of `joined`'s and at least `min_key` long, and whose spelling is at least `least` alike."""
         key = jellyfish.metaphone(joined)
-        for kb_key, kb_words in (self._by_key if by_key is None else by_key).items():
+        for kb_key, kb_words in self._by_key.items():
             distance = jellyfish.levenshtein_distance(key, kb_key)
             if distance > allowed or len(kb_key) < min_key:
                 continue
-            for kb_word in kb_words:
+            for kb_word in (w for w in kb_words if len(w) >= min_word):
                 similarity = jellyfish.jaro_winkler_similarity(joined, kb_word)
                 if similarity >= least:
                     yield similarity - 0.1 * distance, kb_word
