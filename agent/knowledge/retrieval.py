@@ -93,7 +93,7 @@ def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, ne
     taken: set[int] = set()
     passages: list[Passage] = []
     used = 0
-    for hit in best:
+    for place, hit in enumerate(best):
         if hit in taken:
             continue  # already inside an earlier passage
         size = len(snapshot.chunks[hit].chunk.text)
@@ -102,7 +102,10 @@ def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, ne
         chosen = [hit]
         for neighbour in _expand(snapshot, hit, neighbours):
             extra = len(snapshot.chunks[neighbour].chunk.text)
-            if neighbour not in taken and neighbour != hit and used + size + extra <= budget_chars:
+            # Room is kept for the hits still to come (a hit matched the question, a neighbour only sits near one),
+            # unless the neighbour is one of them.
+            reserved = _reserve(snapshot, best[place + 1:], taken | {*chosen, neighbour}, budget_chars - used - size)
+            if neighbour not in taken and neighbour != hit and used + size + extra + reserved <= budget_chars:
                 chosen.append(neighbour)
                 size += extra
         chosen.sort()  # snapshot order is (path, ordinal): sorted indices read in document order
@@ -119,3 +122,16 @@ def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, ne
             passages.append(Passage(path=chunk.path, heading=chunk.heading, chunk_indices=(index,), text=chunk.text,
                                     fused=fused.get(index, 0.0), dense=float(dense_scores[index]), rank=len(passages)))
     return passages
+
+
+def _reserve(snapshot: Snapshot, later: list[int], taken: set[int], room: int) -> int:
+    """Characters the later hits not yet taken will need, as many as fit in `room` in rank order."""
+    reserved = 0
+    for hit in later:
+        size = len(snapshot.chunks[hit].chunk.text)
+        if hit in taken:
+            continue
+        if reserved + size > room:
+            break  # as search stops at the first hit that does not fit
+        reserved += size
+    return reserved

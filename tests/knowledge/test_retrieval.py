@@ -54,6 +54,20 @@ def test_passages_stay_within_the_character_budget():
     assert sum(len(p.text.replace(" ", "")) for p in passages) <= 250 and passages[0].chunk_indices[0] == 0
 
 
+def test_a_later_hit_is_not_crowded_out_by_an_earlier_hits_neighbours():
+    # a.md#0 and b.md#1 match; a.md#0's neighbour a.md#1 matches nothing and would fill the budget.
+    snapshot = _snapshot({"a.md": ["x" * 100, "y" * 100], "b.md": ["v" * 100, "w" * 100]},
+                         [[1, 0, 0], [0, 0, 1], [0, 0.2, 1], [0.9, 0.3, 0]])
+    passages = search(snapshot, [_query([1, 0, 0])], top_k=2, budget_chars=250)
+    assert [p.chunk_indices[0] for p in passages] == [0, 3] and 1 not in passages[0].chunk_indices
+
+
+def test_a_neighbour_that_is_also_a_later_hit_joins_the_earlier_passage():
+    snapshot = _snapshot({"a.md": ["x" * 100, "y" * 100]}, [[1, 0, 0], [0.9, 0.1, 0]])
+    (passage,) = search(snapshot, [_query([1, 0, 0])], top_k=2, budget_chars=250)
+    assert passage.chunk_indices == (0, 1)
+
+
 def test_lexical_ranking_finds_a_code_the_vectors_miss():
     snapshot = _snapshot({"a.md": ["Parking is free.", "Code ORCHID-47 gives money off."]}, [[1, 0, 0], [0, 1, 0]])
     (passage, *_) = search(snapshot, [_query([1, 0, 0], "orchid 47")], top_k=1, neighbours=0)
