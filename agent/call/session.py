@@ -268,7 +268,7 @@ class CallSession:
             self._turn_ended_window = turn_event.window + turn_event.silence_ms // WINDOW_MS
             self._last_utterance = turn_event.audio
         elif isinstance(turn_event, SpeechStarted) and self.agent_speaking:
-            cut_off = self._endpointer.talked_over((turn_event.window - self._turn_ended_window) * WINDOW_MS)
+            cut_off = self._endpointer.talked_over((turn_event.began - self._turn_ended_window) * WINDOW_MS)
         self.record.pauses_mid_question, self.record.cut_offs = (self._endpointer.pauses_mid_question,
                                                                  self._endpointer.cut_offs)
         if not isinstance(turn_event, SpeechResumed):

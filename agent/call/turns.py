@@ -15,6 +15,8 @@ import numpy as np
 
 WINDOW_MS = 32
 """One Silero window: 512 samples at 16 kHz."""
+BLIP_GAP_MS = 160
+"""A start this soon after a blip began with it: the caller's first short syllable, not a noise of its own."""
 
 
 class TurnState(enum.Enum):
@@ -31,6 +33,13 @@ class SpeechStarted:
 
     window: int
     """Index of the window where speech began."""
+    onset: int | None = None
+    """Where the caller began talking, when that was earlier: a short first syllable ("if", "and") may fall
+    below the barge-in time and end before the words after it start (see BLIP_GAP_MS)."""
+
+    @property
+    def began(self) -> int:
+        return self.window if self.onset is None else self.onset
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,8 @@ class TurnDetector:
         self._held: np.ndarray | None = None
         """A question's beginning put before a start that may yet prove a blip (see prepend)."""
         self._held_quiet = 0
+        self._blip: tuple[int, int] | None = None
+        """(first, last) window of the last start that proved a blip."""
 
     @property
     def pause(self) -> int | None:
@@ -139,6 +150,8 @@ class TurnDetector:
         if self.state is TurnState.QUIET:
             if voiced:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
+                if self._blip is not None and self._index - self._blip[1] > self.config.windows(BLIP_GAP_MS):
+                    self._blip = None
                 self._utterance = [*([self._held] if self._held is not None else []), *self._lead_in, window]
             else:
                 self._lead_in.append(window)
@@ -153,13 +166,15 @@ class TurnDetector:
             if still_voiced:
                 self._run += 1
                 if self._run == min(cfg.windows(cfg.barge_in_ms), cfg.windows(cfg.min_speech_ms)):
-                    events.append(SpeechStarted(self._start))
+                    events.append(SpeechStarted(self._start, self._blip[0] if self._blip is not None else None))
                 if self._run >= cfg.windows(cfg.min_speech_ms):
-                    self.state, self._last_voiced, self._held = TurnState.SPEAKING, self._index, None
+                    self.state, self._last_voiced, self._held, self._blip = TurnState.SPEAKING, self._index, None, None
             elif self._held is not None:  # a blip after a taken-back answer: keep all of it with the question
                 self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
+                self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
                 self._reset()
             else:
+                self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
                 self._reset(keep=window)
         else:
             self._utterance.append(window)

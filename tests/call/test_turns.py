@@ -167,3 +167,16 @@ def test_a_question_taken_back_on_a_blip_that_nothing_follows_ends_after_the_han
     ended = [(i, e) for i, e in events if isinstance(e, SpeechEnded)]
     assert len(ended) == 1 and ended[0][1].audio[:1000].tolist() == question.tolist()
     assert ended[0][0] == 2 + 5  # the dip that abandoned the start, then the hangover: five quiet windows
+
+
+def test_a_start_just_after_a_blip_began_with_the_blip():
+    # "if" (2 windows, too short to signal) and 2 quiet windows, then the caller's next words.
+    events, _ = run([0.1] * 4 + [0.9] * 2 + [0.1] * 2 + [0.9] * 6 + [0.1] * 6)
+    (_, started), *_ = events
+    assert (started.window, started.onset, started.began) == (8, 4, 4)
+
+
+def test_a_start_long_after_a_blip_began_where_it_began():
+    events, _ = run([0.1] * 4 + [0.9] * 2 + [0.1] * 8 + [0.9] * 6 + [0.1] * 6)
+    (_, started), *_ = events
+    assert (started.window, started.onset, started.began) == (14, None, 14)
