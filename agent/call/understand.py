@@ -12,10 +12,11 @@ is how an out-of-KB question pulled onto a KB passage by a misreading is caught:
 nothing backs any reading and Whisper was unsure (or the KB nearly matched), the honest reply is to ask again;
 a confident transcript the KB cannot answer is declined.
 
-When every reading is a near miss the agent would ask again about, and swapping the transcript's real words
-for KB words they sound like ("smell grass" -> "smell gas", soundalike.guess) finds an answer, that guess is
-confirmed instead, if the KB backs it firmly: one round trip either way, and a yes the caller would otherwise
-never get the chance to give.
+When the reading chosen finds nothing and the KB nearly matched it (or Whisper was unsure), and swapping the
+transcript's real words for KB words they sound like ("smell grass" -> "smell gas", soundalike.guess) finds an
+answer, that guess is confirmed instead of asking again, if the KB backs it firmly: one round trip either way,
+and a yes the caller would otherwise never get the chance to give. A caller who repeats and is heard the same
+way again is offered the guess then, rather than declined.
 
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
 heard, or declines (a topic the caller said no to is declined, not offered again). Calibrated with
@@ -107,9 +108,10 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
     guess by sound at the first (see soundalike.guess) last. Blocking: run off the event loop."""
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
     readings = [Reading(h, knowledge.draft(memory, h.text)) for h in hypotheses]
-    # Only where the agent may ask again (see understand): a plain decline costs no extra look-up.
-    asking_again = all(r.reply.abstained for r in readings) and _worth_asking_again(
-        transcript, max(r.reply.evidence for r in readings))
+    # Only where understand will find nothing backed and the agent may ask again: a plain decline costs no extra
+    # look-up.
+    chosen = weigh(readings)
+    asking_again = _backs_nothing(transcript, chosen) and _worth_asking_again(transcript, chosen.reply.evidence)
     guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if asking_again else ("", ())
     if guess:
         # The confirmation names the words guessed ("Are you asking about gas?"): they are what is in doubt.
@@ -137,21 +139,21 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     """Answer, confirm, ask again or decline (an ANSWER whose reply abstains)."""
     readings = [Reading(r.hypothesis, r.reply.declined(), r.by_sound) if _rejected(r.reply, clarified.rejected)
                 else r for r in readings]
-    # A guess by sound is a long shot: offered only where the KB backs it firmly.
+    # A guess by sound is a long shot: offered only where the KB backs its own words firmly (the call's context
+    # backs any guess made during a run of questions on one topic).
     guesses = [r for r in readings if r.by_sound and not r.reply.abstained and r.reply.topic
-               and r.reply.evidence >= FIRM_EVIDENCE]
+               and min(r.reply.evidence, r.reply.own_evidence) >= FIRM_EVIDENCE]
     heard = [r for r in readings if not r.by_sound]
     first, chosen = heard[0], weigh(heard)
     ears_unsure = unsure(transcript)
-    # A guess whose own words find nothing is backed by the call's context alone ("Canon, I can sew it whenever
-    # I want." after an answer about the plan): not understood, however well the context matches.
-    guessed_blind = ears_unsure and chosen.reply.own_evidence < GUESS_OWN_EVIDENCE
-    if chosen.reply.abstained or guessed_blind:
-        chosen = Reading(chosen.hypothesis, chosen.reply.declined()) if guessed_blind else chosen
-        again = _worth_asking_again(transcript, chosen.reply.evidence) and not clarified.asked_again
-        action = Action.ASK_AGAIN if again else Action.ANSWER
-        if action is Action.ASK_AGAIN and guesses and not clarified.confirmed:
+    if _backs_nothing(transcript, chosen):
+        chosen = Reading(chosen.hypothesis, chosen.reply.declined()) if not chosen.reply.abstained else chosen
+        worth_asking = _worth_asking_again(transcript, chosen.reply.evidence)
+        # A firm guess by sound is offered where the agent would ask again, and still after the caller has
+        # repeated the question: better than declining words it has now heard twice the same way.
+        if worth_asking and guesses and not clarified.confirmed:
             return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
+        action = Action.ASK_AGAIN if worth_asking and not clarified.asked_again else Action.ANSWER
         return Understanding(action, chosen, first, tuple(readings))
     switched = chosen is not first and first.reply.abstained
     # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches.
@@ -161,6 +163,13 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure)) and not clarified.confirmed and topic:
         return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
     return Understanding(Action.ANSWER, chosen, first, tuple(readings))
+
+
+def _backs_nothing(transcript: Transcript, chosen: Reading) -> bool:
+    """The KB declines the reading chosen, or Whisper was unsure and its own words find nothing: a guess backed by
+    the call's context alone ("Canon, I can sew it whenever I want." after an answer about the plan) is not
+    understood, however well the context matches."""
+    return chosen.reply.abstained or (unsure(transcript) and chosen.reply.own_evidence < GUESS_OWN_EVIDENCE)
 
 
 def _worth_asking_again(transcript: Transcript, evidence: float) -> bool:

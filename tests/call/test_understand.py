@@ -123,8 +123,34 @@ def test_a_near_miss_is_confirmed_under_the_kb_word_it_sounds_like_instead_of_as
     assert understanding.first is readings[0]
 
 
+def test_a_guess_by_sound_is_offered_when_the_caller_repeats_and_is_heard_the_same_way():
+    readings = [reading("I can smell grass in my kitchen.", -0.2, 0.31), guessed("I can smell gas in my kitchen", 0.5)]
+    understanding = understand(heard(readings[:1]), readings, Clarified(asked_again=True))
+    assert understanding.action is Action.CONFIRM and understanding.chosen is readings[1]
+
+
+def test_a_guess_by_sound_is_drafted_when_an_unsure_reading_is_backed_by_the_calls_context_alone(bundled_kb):
+    from agent.call.understand import read
+    from agent.knowledge.memory import CallMemory
+
+    memory = CallMemory()
+    bundled_kb.compose(memory, "Do you work on gas boilers?")
+    # Unsure ears; the context lifts the reading over the KB's threshold, its own words do not (not understood).
+    transcript = Transcript("You can smell grass in my kitchen.", "en", 2.0, 0.01, avg_logprob=-0.48)
+    readings = read(bundled_kb, memory, transcript)
+    assert not readings[0].reply.abstained and readings[0].reply.own_evidence < 0.35
+    understanding = understand(transcript, readings)
+    assert understanding.action is Action.CONFIRM and understanding.confirm_text == "Are you asking about gas?"
+
+
 def test_a_guess_by_sound_the_kb_backs_only_moderately_is_not_offered():
     readings = [reading("Do you repair car engines?", -0.2, 0.31), guessed("Do you repair care engineers", 0.40)]
+    assert understand(heard(readings[:1]), readings).action is Action.ASK_AGAIN
+
+
+def test_a_guess_by_sound_backed_by_the_calls_context_alone_is_not_offered():
+    readings = [reading("Canon, I can't sew it whenever I want.", -0.5, 0.2),
+                Reading(Hypothesis("Canon, I can't see it whenever I want", -0.5), reply(0.5, own=0.3), by_sound=True)]
     assert understand(heard(readings[:1]), readings).action is Action.ASK_AGAIN
 
 
