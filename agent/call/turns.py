@@ -169,13 +169,13 @@ class TurnDetector:
                     events.append(SpeechStarted(self._start, self._blip[0] if self._blip is not None else None))
                 if self._run >= cfg.windows(cfg.min_speech_ms):
                     self.state, self._last_voiced, self._held, self._blip = TurnState.SPEAKING, self._index, None, None
-            elif self._held is not None:  # a blip after a taken-back answer: keep all of it with the question
-                self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
+            else:  # a blip: the next start may yet begin with it (SpeechStarted.onset)
                 self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
-                self._reset()
-            else:
-                self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
-                self._reset(keep=window)
+                if self._held is not None:  # after a taken-back answer: keep all of it with the question
+                    self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
+                    self._reset()
+                else:
+                    self._reset(keep=window)
         else:
             self._utterance.append(window)
             if still_voiced:

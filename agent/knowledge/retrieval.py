@@ -101,11 +101,13 @@ def search(snapshot: Snapshot, queries: list[SearchQuery], *, top_k: int = 3, ne
             break
         chosen = [hit]
         for neighbour in _expand(snapshot, hit, neighbours):
+            if neighbour in taken or neighbour == hit:
+                continue
             extra = len(snapshot.chunks[neighbour].chunk.text)
             # Room is kept for the hits still to come (a hit matched the question, a neighbour only sits near one),
             # unless the neighbour is one of them.
             reserved = _reserve(snapshot, best[place + 1:], taken | {*chosen, neighbour}, budget_chars - used - size)
-            if neighbour not in taken and neighbour != hit and used + size + extra + reserved <= budget_chars:
+            if used + size + extra + reserved <= budget_chars:
                 chosen.append(neighbour)
                 size += extra
         chosen.sort()  # snapshot order is (path, ordinal): sorted indices read in document order
