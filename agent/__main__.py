@@ -239,6 +239,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     try:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
+        metrics.count_decodes(models.transcriber)
         synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models.synthesizer)
         state.embed, state.background = models.embedder.embed, workers.lane(Priority.BACKGROUND)
         del state.not_ready["models"]

@@ -16,25 +16,12 @@ import os
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from eval.agent_process import AgentProcess
-from eval.load import stat_cpu_seconds
+from eval.load import thread_cpu
 from eval.replay import free_port_block
 from eval.rtp_caller import TICK_S, Script, place_call
-
-
-def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU-seconds (user + system) of each thread of `pid`, summed by thread name."""
-    by_name: dict[str, float] = defaultdict(float)
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            cpu, name = stat_cpu_seconds(task / "stat"), (task / "comm").read_text().strip()
-        except FileNotFoundError:  # the thread ended meanwhile
-            continue
-        by_name[name] += cpu
-    return dict(by_name)
 
 
 def cost(before: dict[str, float], after: dict[str, float], seconds: float, calls: int) -> dict:

@@ -9,7 +9,8 @@ machine) dial the agent, or `--agents K` agent processes round-robin (one agent 
 every `--period` seconds. "together": every caller asks at the same moment (the hard case: every turn ends
 at once); "staggered": caller i asks i/N of a period later (the realistic one). Reports per N and pattern
 the wire latency p50/p95 (question's end → first answer audio, by 20 ms tick of arrival), answers heard
-right, failed calls, agent CPU-seconds per answered turn and resident memory (all agents together); writes
+right, failed calls, agent CPU-seconds per answered turn (in all and by thread: see agent/threads.py) and Whisper
+decodes per answered turn, and resident memory (all agents together); writes
 load.json and load.png, and names the largest N whose p95 stays within 1.2 s.
 """
 
@@ -22,6 +23,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,18 @@ def stat_cpu_seconds(stat: Path) -> float:
     """CPU seconds (user + system) from a /proc stat file (a process's or one thread's)."""
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU-seconds (user + system) of each thread of `pid`, summed by thread name."""
+    by_name: dict[str, float] = defaultdict(float)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            cpu, name = stat_cpu_seconds(task / "stat"), (task / "comm").read_text().strip()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        by_name[name] += cpu
+    return dict(by_name)
 
 
 def process_usage(pid: int) -> tuple[float, float]:
@@ -99,6 +113,30 @@ def _usage(agents: list[AgentProcess]) -> tuple[float, float]:
     return sum(cpu for cpu, _ in usages), sum(rss for _, rss in usages)
 
 
+def _threads(agents: list[AgentProcess]) -> Counter:
+    """CPU-seconds by thread name, all agents together."""
+    return sum((Counter(thread_cpu(a.process.pid)) for a in agents), Counter())
+
+
+def _decodes(agents: list[AgentProcess]) -> float:
+    """Utterances Whisper decoded so far, all agents together (from /metrics)."""
+    total = 0.0
+    for agent in agents:
+        for line in agent.http("GET", "/metrics").text.splitlines():
+            if line.startswith("agent_asr_decodes "):
+                total += float(line.split()[1])
+    return total
+
+
+def per_turn_by_thread(before: Counter, after: Counter, turns: int) -> dict[str, float]:
+    """CPU-seconds per answered turn of each thread name ("model": Whisper, the embedder and Piper on the model
+    workers; "listen": VAD and the echo gate; "clock", "media": pjsua's media; "sip"; "python": the event loop
+    and the rest), largest first."""
+    spent = {name: after[name] - before[name] for name in after}
+    return {name: round(cpu / max(turns, 1), 3) for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1])
+            if cpu >= 0.0005 * max(turns, 1)}
+
+
 def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple[Case, np.ndarray]], questions: int,
               period_s: float, transcribe) -> dict:
     rng = np.random.default_rng(n * 100 + len(pattern))
@@ -110,10 +148,12 @@ def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple
     scripts = [Script(ticks=plan[-1].start_tick + round(period_s / 0.02), says=tuple((a.start_tick, a.audio)
                                                                                     for a in plan)) for plan in plans]
     cpu_before, _ = _usage(agents)
+    threads_before, decodes_before = _threads(agents), _decodes(agents)
     started = time.monotonic()
     results = asyncio.run(_calls([a.sip_port for a in agents], scripts))
     wall = time.monotonic() - started
     cpu_after, rss = _usage(agents)
+    threads_after, decodes_after = _threads(agents), _decodes(agents)
     rows = [row for plan, result in zip(plans, results, strict=True) for row in score(plan, result, transcribe)]
     latencies = [r["latency_ms"] for r in rows if r.get("latency_ms") is not None]
     answered = len(latencies)
@@ -124,6 +164,9 @@ def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple
             "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
             "heard_right": round(sum(bool(r.get("correct")) for r in rows) / max(len(rows), 1), 3),
             "agent_cpu_s_per_turn": round((cpu_after - cpu_before) / max(answered, 1), 2),
+            "agent_cpu_s_per_turn_by_thread": per_turn_by_thread(threads_before, threads_after, answered),
+            # Above one: replies prepared during a pause and dropped (the caller went on), or asked again.
+            "asr_decodes_per_turn": round((decodes_after - decodes_before) / max(answered, 1), 2),
             "agent_cpu_share": round((cpu_after - cpu_before) / wall / os.cpu_count(), 2),
             # What admission control (AGENT_CPU_TARGET=0.8) would take from this level's measured cost per call.
             "calls_fit_at_cpu_0_8": int(os.cpu_count() * 0.8 / ((cpu_after - cpu_before) / wall / n)),

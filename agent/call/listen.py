@@ -22,6 +22,7 @@ import numpy as np
 from agent.audio.pcm import int16_to_float
 from agent.call.echo import EchoGate
 from agent.speech.vad import WINDOW, VadState
+from agent.threads import name_native
 
 NO_WINDOWS = np.zeros((0, WINDOW), dtype=np.int16)
 MAX_QUEUED_FRAMES = 250
@@ -183,6 +184,7 @@ class ListenClock:
         self.tick(listeners)
 
     def _run(self) -> None:
+        name_native()
         next_tick = 0.0
         while True:
             with self._changed:

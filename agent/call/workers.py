@@ -18,6 +18,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from agent.threads import name_native
+
 
 class Priority(enum.IntEnum):
     URGENT = 0
@@ -36,6 +38,7 @@ class ModelWorkers:
         self._lock = threading.Lock()
         self._idle = threads
         self._closed = False
+        self._name = name
         self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
@@ -79,6 +82,7 @@ class ModelWorkers:
                 thread.join()
 
     def _work(self) -> None:
+        name_native(self._name)  # one OS name for all: their CPU is read as one
         while True:
             _, _, future, fn, args, kwargs = self._queue.get()
             if future is None:

@@ -15,6 +15,7 @@ from agent.settings import Settings
 from agent.speech.asr import Transcriber
 from agent.speech.tts import Synthesizer
 from agent.speech.vad import SileroModel, SileroVad
+from agent.threads import named
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
 
     def timed(kind: str, build):
         start = time.perf_counter()
-        value = build()
+        with named(kind):  # the threads its library starts carry the model's kind: eval.load reads their CPU
+            value = build()
         seconds[kind] = time.perf_counter() - start
         event(log, "model.loaded", kind=kind, model=resolved[kind].name, seconds=round(seconds[kind], 3))
         return value

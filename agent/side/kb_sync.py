@@ -18,6 +18,7 @@ from collections.abc import Callable
 import psycopg
 
 from agent.logs import event
+from agent.threads import name_native
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ class KbListener:
         self._thread.start()
 
     def _run(self) -> None:
+        name_native()
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self._url, autocommit=True, connect_timeout=3) as db:

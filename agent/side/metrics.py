@@ -71,6 +71,9 @@ class Metrics:
         self.cpu = Gauge("agent_process_cpu_seconds", "CPU time of the agent process, all threads (user + system).",
                          registry=r)
         self.cpu.set_function(time.process_time)
+        self.asr_decodes = Gauge("agent_asr_decodes", "Utterances Whisper has decoded since start, those prepared "
+                                 "during a pause and dropped too (per turn: against agent_response_seconds_count).",
+                                 registry=r)
         self._turn_cpu: deque[tuple[float, float]] = deque()
         self._window_s = window_s
         self._samples: dict[str, deque[tuple[float, float]]] = {s: deque() for s in STAGES}
@@ -95,6 +98,10 @@ class Metrics:
         """Drop (time, value) samples older than the window (call with the lock held)."""
         while samples and samples[0][0] < now - self._window_s:
             samples.popleft()
+
+    def count_decodes(self, transcriber) -> None:
+        """Read the transcriber's count of decodes at each scrape."""
+        self.asr_decodes.set_function(lambda: transcriber.decoded)
 
     def records_degraded(self, degraded: bool) -> None:
         self.store_degraded = degraded

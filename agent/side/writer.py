@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.logs import event
+from agent.threads import name_native
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class RecordWriter:
         return True
 
     def _run(self) -> None:
+        name_native()
         while True:
             with self._ready:
                 while not self._queue:

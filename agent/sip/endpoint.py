@@ -29,6 +29,7 @@ from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal, screen_invite
 from agent.sip.security import TlsConfig, configure_srtp, tls_transport
+from agent.threads import name_native
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,7 @@ class SipEndpoint:
 
     # --- SIP thread
     def _run(self) -> None:
+        name_native()
         try:
             self._endpoint = self._create()
         except BaseException as exc:  # reported to start()

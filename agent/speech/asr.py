@@ -148,6 +148,9 @@ class Transcriber:
         self._ready = threading.Condition()
         self._free = workers
         self._pending: list[_Request] = []
+        self.decoded = 0
+        """Utterances decoded since start, whoever asked and whether or not the transcript was used (a reply
+        prepared during a pause and dropped still cost its decode): /metrics shows it beside the turns."""
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None,
                    hypotheses: int = 1, full_window: bool = False) -> Transcript:
@@ -200,6 +203,7 @@ class Transcriber:
         finished = time.perf_counter()
         with self._ready:
             self._free += 1
+            self.decoded += len(batch)
             for request, result in zip(batch, results, strict=True):
                 request.done = True
                 request.result = result if isinstance(result, BaseException) else replace(

@@ -1,10 +1,12 @@
-"""The listening-cost eval's arithmetic, and its reading of a real process's threads."""
+"""The listening-cost and load evals' arithmetic by thread, and their reading of a real process's threads."""
 
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
-from eval.listening import cost, thread_cpu
+from eval.listening import cost
+from eval.load import per_turn_by_thread, thread_cpu
 
 
 def test_cost_is_cores_per_call_in_all_and_by_thread():
@@ -28,3 +30,9 @@ def test_the_cpu_a_thread_spends_is_read_under_its_name():
         pass
     after = thread_cpu(os.getpid())
     assert after[name] - before.get(name, 0.0) >= 0.2
+
+
+def test_cpu_per_turn_by_thread_is_each_threads_share_largest_first_without_the_idle_ones():
+    before = Counter({"model": 10.0, "listen": 1.0, "sip": 0.5})
+    after = Counter({"model": 14.0, "listen": 2.0, "sip": 0.5, "records": 0.2})  # records started meanwhile
+    assert per_turn_by_thread(before, after, turns=4) == {"model": 1.0, "listen": 0.25, "records": 0.05}

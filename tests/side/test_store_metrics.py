@@ -211,3 +211,14 @@ def test_who_phrased_each_answer_is_counted_kept_and_shown(tmp_path):
     assert second["hearing"]["llm_reason"] == "unsupported: 99 dollar"
     page = render_dashboard(store.recent(with_turns=True), [], [], time.time())
     assert "phrased by the LLM" in page and "not used (unsupported: 99 dollar); KB sentences spoken" in page
+
+
+def test_metrics_show_the_transcribers_decodes_at_each_scrape(models):
+    import numpy as np
+    from prometheus_client import generate_latest
+
+    metrics = Metrics()
+    metrics.count_decodes(models.transcriber)
+    before = models.transcriber.decoded
+    models.transcriber.transcribe(np.zeros(16000, dtype=np.float32))
+    assert f"agent_asr_decodes {before + 1}.0" in generate_latest(metrics.registry).decode()

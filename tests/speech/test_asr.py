@@ -87,6 +87,7 @@ def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch
         thread.join()
     assert results[-1].batch == 1 and results[-1].window_frames == 3000
     assert [results[n].batch for n in range(3)] == [3, 3, 3]  # the long one held the replica until all queued
+    assert transcriber.decoded == 4  # every utterance counted once, batched or not (the decodes a turn costs)
     for n, sentence in enumerate(sentences):
         assert word_error_rate(sentence, results[n].text) <= 0.2, results[n].text
 
