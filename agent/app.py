@@ -190,7 +190,7 @@ class Agent:
                 leg, self._loop, transcriber=self.models.transcriber, knowledge=self.knowledge[profile.name],
                 voice=self.voices[profile.voice], phrases=self._phrases[profile.name], listening=self._listening,
                 turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
-                                       barge_in_ms=s.vad_barge_in_ms),
+                                       barge_in_ms=s.vad_barge_in_ms, pause_ms=s.vad_pause_ms),
                 models=self.workers.lane(Priority.URGENT), speculative=self.workers.lane(Priority.SPECULATIVE),
                 memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
                 inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,

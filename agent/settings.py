@@ -155,6 +155,9 @@ class Settings:
     vad_long_hangover_ms: int = setting(1216, "Silence an unfinished question is waited for.", low=100, high=10000)
     vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
                                    "VAD_MIN_SPEECH_MS).", low=64, high=2000)
+    vad_pause_ms: int = setting(96, "Silence after which what the caller said is transcribed and a reply prepared "
+                                "while the hangover runs (shorter gaps, between words, cost no decode).", low=32,
+                                high=1000)
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
     listen_tick_ms: int = setting(32, "How often the audio of a call where someone speaks is cut into VAD windows and "
                                   "judged, all such calls in one pass (call/listen.py): adds up to this much to the "

@@ -4,8 +4,8 @@ import numpy as np
 
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechResumed, TurnConfig, TurnDetector, TurnState
 
-CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64)
-# 96 ms = 3 windows to start, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.
+CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64, pause_ms=96)
+# 96 ms = 3 windows to start and to pause, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.
 
 
 def run(probabilities, config=CONFIG, paused=False):
@@ -37,15 +37,20 @@ def test_the_utterance_holds_lead_in_and_voiced_windows_but_not_the_hangover():
 def test_a_pause_carries_exactly_the_audio_the_end_will_carry():
     events, _ = run([0.1] * 4 + [0.9] * 6 + [0.1] * 6, paused=True)
     (paused_at, paused), (ended_at, ended) = [(i, e) for i, e in events if type(e).__name__ != "SpeechStarted"]
-    assert isinstance(paused, SpeechPaused) and paused_at == 10 and ended_at == 14
+    assert isinstance(paused, SpeechPaused) and paused_at == 12 and ended_at == 14
     assert paused.window == ended.window and np.array_equal(paused.audio, ended.audio)
 
 
 def test_resuming_after_a_pause_pauses_again_later():
-    events, _ = run([0.9] * 4 + [0.1] * 2 + [0.9] * 3 + [0.1] * 6, paused=True)
+    events, _ = run([0.9] * 4 + [0.1] * 3 + [0.9] * 3 + [0.1] * 6, paused=True)
     assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechPaused", "SpeechResumed", "SpeechPaused",
                                                      "SpeechEnded"]
-    assert events[3][1].window == events[4][1].window == 8
+    assert events[3][1].window == events[4][1].window == 9
+
+
+def test_a_gap_between_words_shorter_than_the_pause_prepares_nothing_but_still_counts_as_resumed():
+    events, _ = run([0.9] * 4 + [0.1] * 2 + [0.9] * 3 + [0.1] * 6, paused=True)
+    assert [type(e).__name__ for _, e in events] == ["SpeechStarted", "SpeechResumed", "SpeechPaused", "SpeechEnded"]
 
 
 def test_a_blip_shorter_than_the_minimum_is_not_speech():
