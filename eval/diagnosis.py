@@ -48,9 +48,9 @@ def by_step(turns: list[dict]) -> list[list[dict]]:
 
 def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
     """Put the agent's record beside each scored case: what it heard the question as, what it last answered, and
-    the outcome of each of the case's turns (a case's steps and the agent's turns in order: the question, and the
-    caller's repeats and yes or no when it answered a clarification; a turn cut off goes with the question's
-    whole turn); say why each miss happened."""
+    the outcome, transcript and words of each of the case's turns (a case's steps and the agent's turns in order:
+    the question, and the caller's repeats and yes or no when it answered a clarification; a turn cut off goes
+    with the question's whole turn); say why each miss happened."""
     steps = by_step(turns)
     for index, row in enumerate(rows):
         mine = [turn for i in row.get("steps", [index]) if i < len(steps) for turn in steps[i]]
@@ -59,6 +59,9 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
         heard = next((t for t in mine if t["outcome"] != CUT_OFF), mine[0])  # the question heard whole
         row.update(agent_started=mine[0]["started"], agent_heard=heard["transcript"], agent_answer=mine[-1]["answer"],
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
+                   # Every exchange as the agent recorded it: a confirmation's topic, what a repeat was heard as.
+                   agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"]}
+                                    for t in mine],
                    agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
         answerer = mine[-1].get("hearing", {}).get("answerer")
         if answerer:  # who phrased the answer, when an LLM is set up (eval.replay --llm)

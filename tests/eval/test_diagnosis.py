@@ -23,3 +23,14 @@ def test_a_call_that_ended_on_a_cut_off_turn_keeps_it():
     rows = [{"steps": [0], "correct": True}]
     join_agent_record(rows, [turn("cut off", "Can I pay", "We take cards.")])
     assert rows[0]["agent_outcomes"] == ["cut off"] and rows[0]["agent_heard"] == "Can I pay"
+
+
+def test_every_exchange_of_a_case_is_kept_with_what_was_heard_and_said():
+    rows = [{"steps": [0, 1, 2], "correct": True}]
+    join_agent_record(rows, [turn("confirming", "I can smell grass", "Are you asking about gas?"),
+                             turn("not confirmed", "No.", "Sorry, please say it again."),
+                             turn("answered", "I can smell gas", "Leave the building.")])
+    assert [(e["outcome"], e["heard"], e["said"]) for e in rows[0]["agent_exchanges"]] == [
+        ("confirming", "I can smell grass", "Are you asking about gas?"),
+        ("not confirmed", "No.", "Sorry, please say it again."),
+        ("answered", "I can smell gas", "Leave the building.")]
