@@ -107,7 +107,8 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
     """The KB's draft reply to each distinct reading, best reading first, and when the KB declines them all a
     guess by sound at the first (see soundalike.guess) last. Blocking: run off the event loop."""
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
-    readings = [Reading(h, knowledge.draft(memory, h.text)) for h in hypotheses]
+    replies = knowledge.draft_each(memory, [h.text for h in hypotheses])
+    readings = [Reading(h, reply) for h, reply in zip(hypotheses, replies, strict=True)]
     # Only where understand will find nothing backed and the agent may ask again: a plain decline costs no extra
     # look-up.
     chosen = weigh(readings)

@@ -140,13 +140,18 @@ class KnowledgeBase:
         sound_alikes, _ = self._kb_wording(self.index.snapshot)
         return sound_alikes.guess(question)
 
-    def retrieve(self, snapshot: Snapshot, query: Query
+    @staticmethod
+    def _texts(query: Query) -> list[str]:
+        """What is embedded for a query: the question, its expanded form, the recovered question."""
+        return [query.question] + ([query.expanded] if query.context else []) + \
+            ([query.recovered] if query.recovered else [])
+
+    def retrieve(self, snapshot: Snapshot, query: Query, embedded: dict[str, np.ndarray] | None = None
                  ) -> tuple[list[Passage], np.ndarray, np.ndarray | None, np.ndarray | None]:
         """Passages for a query, and the embeddings of the question, of its expanded form and of the recovered
-        question (None when there is none)."""
-        texts = [query.question] + ([query.expanded] if query.context else []) + \
-            ([query.recovered] if query.recovered else [])
-        vectors = self._embedder.embed(texts)
+        question (None when there is none); `embedded`: those texts' embeddings, when already made."""
+        texts = self._texts(query)
+        vectors = np.stack([embedded[t] for t in texts]) if embedded is not None else self._embedder.embed(texts)
         question_vector, expanded_vector = vectors[0], (vectors[1] if query.context else None)
         recovered_vector = vectors[-1] if query.recovered else None
         searches = [SearchQuery(question_vector, tokens(query.question))]
@@ -164,11 +169,24 @@ class KnowledgeBase:
     def draft(self, memory: CallMemory, question: str) -> Reply:
         """Retrieve and choose the answer to `question` without remembering it (a speculative answer
         may be dropped). Blocking: run off the loop."""
+        return self.draft_each(memory, [question])[0]
+
+    def draft_each(self, memory: CallMemory, questions: list[str]) -> list[Reply]:
+        """`draft` for each of several readings of one utterance, their texts embedded in one call (a call a
+        reading paid the model's per-call cost for each). Blocking: run off the loop."""
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
-        question = as_asked(question)
-        query = replace(memory.query(question), recovered=self.reworded(snapshot, question))
-        passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query)
+        queries = [replace(memory.query(q), recovered=self.reworded(snapshot, q)) for q in map(as_asked, questions)]
+        texts = list(dict.fromkeys(t for query in queries for t in self._texts(query)))
+        embedded = dict(zip(texts, self._embedder.embed(texts), strict=True))
+        # The embedding's time is shared out: each reply's retrieval time is its share of it plus its search.
+        share = (time.perf_counter() - started) / len(queries)
+        return [self._draft(snapshot, query, embedded, share) for query in queries]
+
+    def _draft(self, snapshot: Snapshot, query: Query, embedded: dict[str, np.ndarray], embed_s: float) -> Reply:
+        started = time.perf_counter() - embed_s
+        question = query.question
+        passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query, embedded)
         retrieved = time.perf_counter()
         scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,
                        recovered_vector)

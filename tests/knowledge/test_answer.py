@@ -105,3 +105,28 @@ def test_the_answer_does_not_depend_on_how_the_recogniser_ended_the_question(bun
     # Whisper writes '?', '.' or nothing for the same question; near the threshold that once decided it.
     replies = [bundled_kb.draft(CallMemory(), question + end) for end in ("?", ".", "", "...")]
     assert len({(r.abstained, r.text) for r in replies}) == 1
+
+
+def test_the_readings_of_one_utterance_are_drafted_as_one_by_one_with_their_texts_embedded_in_one_call(bundled_kb):
+    from agent.knowledge.base import KnowledgeBase
+
+    class Counting:  # the real embedder, its calls counted
+        def __init__(self, embedder):
+            self.embedder, self.calls = embedder, 0
+
+        def embed(self, texts):
+            self.calls += 1
+            return self.embedder.embed(texts)
+
+    counting = Counting(bundled_kb._embedder)
+    kb = KnowledgeBase(bundled_kb.index, counting, abstain_below=bundled_kb.abstain_below)
+    memory = CallMemory()
+    bundled_kb.commit(memory, bundled_kb.draft(memory, "How much is the annual service?"))
+    readings = ["How long does it take?", "How long does it take", "How long does a visit take?", "Half our will"]
+    together = kb.draft_each(memory, readings)
+    assert counting.calls == 1
+    for reading, reply in zip(readings, together, strict=True):
+        alone = bundled_kb.draft(memory, reading)
+        assert (reply.question, reply.sentences, reply.sources, reply.abstained) == \
+            (alone.question, alone.sentences, alone.sources, alone.abstained)
+        assert abs(reply.evidence - alone.evidence) < 1e-6 and abs(reply.own_evidence - alone.own_evidence) < 1e-6
