@@ -174,6 +174,8 @@ class KnowledgeBase:
     def draft_each(self, memory: CallMemory, questions: list[str]) -> list[Reply]:
         """`draft` for each of several readings of one utterance, their texts embedded in one call (a call a
         reading paid the model's per-call cost for each). Blocking: run off the loop."""
+        if not questions:
+            return []
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
         queries = [replace(memory.query(q), recovered=self.reworded(snapshot, q)) for q in map(as_asked, questions)]

@@ -130,3 +130,4 @@ def test_the_readings_of_one_utterance_are_drafted_as_one_by_one_with_their_text
         assert (reply.question, reply.sentences, reply.sources, reply.abstained) == \
             (alone.question, alone.sentences, alone.sources, alone.abstained)
         assert abs(reply.evidence - alone.evidence) < 1e-6 and abs(reply.own_evidence - alone.own_evidence) < 1e-6
+    assert kb.draft_each(memory, []) == [] and counting.calls == 1  # no reading: nothing to embed
