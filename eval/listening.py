@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from eval.agent_process import AgentProcess
-from eval.load import thread_cpu
+from eval.load import spent_by_thread, thread_cpu
 from eval.replay import free_port_block
 from eval.rtp_caller import TICK_S, Script, place_call
 
@@ -27,12 +27,11 @@ from eval.rtp_caller import TICK_S, Script, place_call
 def cost(before: dict[str, float], after: dict[str, float], seconds: float, calls: int) -> dict:
     """Cores the agent used, in all, per call, and per call by thread name (threads named alike are summed);
     with no calls, what the agent costs doing nothing, by thread."""
-    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    spent = spent_by_thread(before, after)
     cores = sum(spent.values()) / seconds
     return {"calls": calls, "seconds": round(seconds, 1), "cores": round(cores, 4),
             "cores_per_call": round(cores / calls, 4) if calls else None,
-            "by_thread": {name: round(cpu / seconds / max(calls, 1), 4)
-                          for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1]) if cpu > 0}}
+            "by_thread": {name: round(cpu / seconds / max(calls, 1), 4) for name, cpu in spent.items() if cpu > 0}}
 
 
 def measure(agent: AgentProcess, calls: int, seconds: float) -> dict:

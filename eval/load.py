@@ -128,12 +128,18 @@ def _decodes(agents: list[AgentProcess]) -> float:
     return total
 
 
-def per_turn_by_thread(before: Counter, after: Counter, turns: int) -> dict[str, float]:
-    """CPU-seconds per answered turn of each thread name ("model": Whisper, the embedder and Piper on the model
-    workers; "listen": VAD and the echo gate; "clock", "media": pjsua's media; "sip"; "python": the event loop
-    and the rest), largest first."""
-    spent = {name: after[name] - before[name] for name in after}
-    return {name: round(cpu / max(turns, 1), 3) for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1])
+def spent_by_thread(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """CPU-seconds each thread name spent between two readings of thread_cpu (a thread started meanwhile counts
+    from zero), largest first."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    return dict(sorted(spent.items(), key=lambda kv: -kv[1]))
+
+
+def per_turn_by_thread(before: dict[str, float], after: dict[str, float], turns: int) -> dict[str, float]:
+    """CPU-seconds per answered turn of each thread name, largest first: "asr", "embedder", "tts" (the models'
+    own threads, see agent/threads.py); "model" (the model workers' Python around them); "listen" (VAD and the
+    echo gate); "clock", "media" (pjsua's media); "sip"; "python" (the event loop and the rest)."""
+    return {name: round(cpu / max(turns, 1), 3) for name, cpu in spent_by_thread(before, after).items()
             if cpu >= 0.0005 * max(turns, 1)}
 
 

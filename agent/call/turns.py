@@ -191,18 +191,20 @@ class TurnDetector:
                 self.state = TurnState.STOPPING
             quiet = self._index - self._last_voiced
             if self.state is TurnState.STOPPING and quiet == cfg.windows(cfg.pause_ms):
-                audio = np.concatenate(self._utterance[:len(self._utterance) - quiet]).astype(np.float32)
-                events.append(SpeechPaused(audio, self._last_voiced))
-            if self.state is TurnState.STOPPING and self._index - self._last_voiced >= self._hangover:
+                events.append(SpeechPaused(self._spoken(quiet), self._last_voiced))
+            if self.state is TurnState.STOPPING and quiet >= self._hangover:
                 events.append(self._end(truncated=False))
             elif len(self._utterance) >= cfg.windows(cfg.max_utterance_s * 1000):
                 events.append(self._end(truncated=True))
         return events
 
+    def _spoken(self, quiet: int) -> np.ndarray:
+        """The utterance without its last `quiet` windows: what a pause and the end that follows it carry."""
+        return np.concatenate(self._utterance[:len(self._utterance) - quiet]).astype(np.float32)
+
     def _end(self, truncated: bool) -> SpeechEnded:
-        keep = len(self._utterance) - (self._index - self._last_voiced) if not truncated else len(self._utterance)
-        audio = np.concatenate(self._utterance[:keep]).astype(np.float32)
-        event = SpeechEnded(audio, self._last_voiced, truncated, (self._index - self._last_voiced) * WINDOW_MS)
+        quiet = self._index - self._last_voiced
+        event = SpeechEnded(self._spoken(0 if truncated else quiet), self._last_voiced, truncated, quiet * WINDOW_MS)
         self._reset()
         return event
 

@@ -38,8 +38,8 @@ class ModelWorkers:
         self._lock = threading.Lock()
         self._idle = threads
         self._closed = False
-        self._name = name
-        self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True) for i in range(threads)]
+        self._threads = [threading.Thread(target=self._work, args=(name,), name=f"{name}_{i}",
+                                         daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
@@ -81,8 +81,8 @@ class ModelWorkers:
             for thread in self._threads:
                 thread.join()
 
-    def _work(self) -> None:
-        name_native(self._name)  # one OS name for all: their CPU is read as one
+    def _work(self, name: str) -> None:
+        name_native(name)  # one OS name for all: their CPU is read as one
         while True:
             _, _, future, fn, args, kwargs = self._queue.get()
             if future is None:
