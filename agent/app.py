@@ -70,7 +70,7 @@ class Agent:
         self._capacity_task: asyncio.Task | None = None
         # Every call's VAD windows on one thread of their own, never behind a Whisper decode, a record write or
         # a re-index.
-        self._listening = ListenClock(models.vad.run, settings.listen_tick_ms / 1000,
+        self._listening = ListenClock(models.vad.run_streams, settings.listen_tick_ms / 1000,
                                       settings.listen_quiet_tick_ms / 1000)
         self.phraser = Phraser.from_settings(settings)
         """An LLM phrasing answers for every call, or None (AGENT_LLM_URL unset)."""

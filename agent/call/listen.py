@@ -3,8 +3,9 @@ that the caller (not the agent's own voice coming back) is speaking in each.
 
 A frame is only appended to the call's inbox by whichever thread carries it (pjsua's media clock, the event
 loop); nothing wakes for it. One `ListenClock` thread for all calls takes every inbox each tick, cuts the
-windows, runs Silero once per call over that call's new windows, and hands all calls' windows to the event loop
-in one hop. So a call costs no thread wake-up per frame or per window, only its share of one per tick.
+windows, runs Silero over all calls' new windows (one model run for all calls with as many new windows), and
+hands all calls' windows to the event loop in one hop. So a call costs no thread wake-up per frame or per
+window, only its share of one per tick.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from agent.speech.vad import WINDOW, VadState
 from agent.threads import name_native
 
 NO_WINDOWS = np.zeros((0, WINDOW), dtype=np.int16)
+VadRun = Callable[[list[tuple[np.ndarray, VadState]]], list[np.ndarray]]
+"""The VAD over several calls' new windows at once (`SileroModel.run_streams`)."""
 MAX_QUEUED_FRAMES = 250
 """5 s of 20 ms frames waiting for the audio path; beyond that frames are dropped (and counted)."""
 
@@ -57,8 +60,6 @@ class Listener:
         self._forget = False
         self._held: Callable[[], bool] = lambda: False
         self._attentive: Callable[[], bool] = lambda: True
-        self.due = 0.0
-        """When the clock next takes this call's frames (at every tick while it is attentive)."""
         self._pending = np.zeros(0, dtype=np.int16)
         self._ready: asyncio.Queue[Window | BaseException | None] = asyncio.Queue()
         self.state = VadState()
@@ -140,20 +141,23 @@ class Listener:
 
 class ListenClock:
     """One thread for every call's listening: each `tick_s` it cuts the frames of every attentive call (and
-    every `quiet_tick_s` those of a call where nobody speaks) into windows, runs the VAD per call over all of its
-    new windows in one model run, and wakes each event loop once with every call's windows. Idle (no call) it
-    sleeps until a call comes.
+    every `quiet_tick_s` those of every call where nobody speaks) into windows, runs the VAD over all of their new
+    windows at once (calls with as many new windows share one model run, each with its own state), and wakes each
+    event loop once with every call's windows. Idle (no call) it sleeps until a call comes.
 
     Silero's cost is mostly per run (AMD EPYC: 183 us for one window, 436 us for four), so a quiet call heard
-    every 128 ms costs about half of one heard every 32 ms; the end of a turn and a barge-in, which a caller
-    waits on, are judged at every tick."""
+    every 128 ms costs about half of one heard every 32 ms, and quiet calls are all heard at the same tick, to
+    share their runs; the end of a turn and a barge-in, which a caller waits on, are judged at every tick."""
 
-    def __init__(self, vad_run: Callable[[np.ndarray, VadState], np.ndarray], tick_s: float,
-                 quiet_tick_s: float | None = None, running: bool = True) -> None:
-        """`tick_s`: how often an attentive call is heard; `quiet_tick_s` (default: the same): a call where
-        nobody speaks. `running=False`: no thread; whoever made the clock ticks it with `step` (tests do)."""
-        self._vad_run, self.tick_s = vad_run, tick_s
-        self.quiet_tick_s = max(quiet_tick_s or tick_s, tick_s)
+    def __init__(self, vad_run_streams: VadRun, tick_s: float, quiet_tick_s: float | None = None,
+                 running: bool = True) -> None:
+        """`vad_run_streams`: the VAD over several calls' windows (SileroModel.run_streams); `tick_s`: how often
+        an attentive call is heard; `quiet_tick_s` (default: the same): a call where nobody speaks, rounded to
+        whole ticks. `running=False`: no thread; whoever made the clock ticks it with `step` (tests do)."""
+        self._vad_run_streams, self.tick_s = vad_run_streams, tick_s
+        self._quiet_every = max(1, round((quiet_tick_s or tick_s) / tick_s))
+        self.quiet_tick_s = self._quiet_every * tick_s
+        self._ticks = 0
         self._listeners: dict[Listener, asyncio.AbstractEventLoop] = {}
         self._changed = threading.Condition()
         self._stopped = False
@@ -202,32 +206,61 @@ class ListenClock:
 
     def tick(self, listeners: list[tuple[Listener, asyncio.AbstractEventLoop]]) -> None:
         """One pass over `listeners`: their windows delivered, one hop per event loop."""
+        everyone = self._ticks % self._quiet_every == 0
+        self._ticks += 1
+        heard = [(listener, loop, _cut(listener)) for listener, loop in listeners
+                 if everyone or listener.attentive()]
+        owners = [n for n, (_, _, cut) in enumerate(heard) if isinstance(cut, Cut) and len(cut.pcm)]
+        streams = [(int16_to_float(heard[n][2].pcm), heard[n][0].state) for n in owners]
+        speech = dict(zip(owners, zip((s for s, _ in streams), self._speech(streams), strict=True), strict=True))
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Listener, list]]] = {}
-        now = time.monotonic()
-        for listener, loop in listeners:
-            if now < listener.due and not listener.attentive():
-                continue
-            listener.due = now + self.quiet_tick_s - self.tick_s / 2  # the quiet tick, give or take a tick
-            items = self._hear(listener)
+        for n, (listener, loop, cut) in enumerate(heard):
+            items = _items(cut, *speech.get(n, (None, None)))
             if items:
                 by_loop.setdefault(loop, []).append((listener, items))
         for loop, deliveries in by_loop.items():
             with contextlib.suppress(RuntimeError):  # that loop is closed: its calls are gone
                 loop.call_soon_threadsafe(_deliver_all, deliveries)
 
-    def _hear(self, listener: Listener) -> list[Window | BaseException | None]:
+    def _speech(self, streams: list[tuple[np.ndarray, VadState]]) -> list[np.ndarray | BaseException]:
+        """Every call's speech probabilities, or what broke its audio path."""
+        if not streams:
+            return []
         try:
-            cut = listener.cut()
-            if not len(cut.pcm):
-                return [None] if cut.closed else []
-            pcm, samples = cut.pcm, int16_to_float(cut.pcm)
-            speech = self._vad_run(samples, listener.state)
-        except Exception as exc:  # noqa: BLE001 - the call's audio path broke: the session ends the call
-            return [exc]
-        items: list[Window | BaseException | None] = [
-            # Not admitted: the agent's own voice coming back (or its tail), not the caller.
-            Window(pcm[i], samples[i], float(speech[i]) if cut.admitted[i] else 0.0) for i in range(len(pcm))]
-        return items + [None] if cut.closed else items
+            return list(self._vad_run_streams(streams))
+        except Exception as exc:  # noqa: BLE001 - which call broke the run is not known: each is run alone
+            if len(streams) == 1:
+                return [exc]
+        out: list[np.ndarray | BaseException] = []
+        for stream in streams:
+            try:
+                out.append(self._vad_run_streams([stream])[0])
+            except Exception as exc:  # noqa: BLE001 - this call's audio path broke: the session ends the call
+                out.append(exc)
+        return out
+
+
+def _cut(listener: Listener) -> Cut | BaseException:
+    try:
+        return listener.cut()
+    except Exception as exc:  # noqa: BLE001 - the call's audio path broke: the session ends the call
+        return exc
+
+
+def _items(cut: Cut | BaseException, samples: np.ndarray | None, speech: np.ndarray | BaseException | None
+           ) -> list[Window | BaseException | None]:
+    """What a call's listener is handed for one tick: its windows (`samples`, the same as float; `speech`, their
+    probabilities) and the end, or what broke."""
+    if isinstance(cut, BaseException):
+        return [cut]
+    if isinstance(speech, BaseException):
+        return [speech]
+    end: list[Window | BaseException | None] = [None] if cut.closed else []
+    if speech is None or samples is None:  # no new window
+        return end
+    # Not admitted: the agent's own voice coming back (or its tail), not the caller.
+    return [Window(cut.pcm[i], samples[i], float(speech[i]) if cut.admitted[i] else 0.0)
+            for i in range(len(cut.pcm))] + end
 
 
 def _deliver_all(deliveries: list[tuple[Listener, list]]) -> None:

@@ -1,17 +1,24 @@
 """Voice activity: Silero VAD v6 (ONNX) as a streaming speech-probability source at 16 kHz.
 
 One `SileroModel` (one onnxruntime session) serves every call; each stream keeps its own `VadState`. The
-exported graph fixes the recurrent state's batch at one stream and takes a *sequence* of windows of that
-stream (its first input dimension is time), so a stream's pending windows go through in one run: two windows
-cost 1.6 times one, not twice (AMD EPYC: 183 us for one window, 302 us for two, then ~105 us a window).
+exported graph takes a *sequence* of windows of one stream (its first input dimension is time) and fixes the
+recurrent state's batch at one stream. On loading, the graph is rewritten so that the state's batch is free
+(`streams_graph`): several streams with the same number of new windows then go through in one run, each with
+its own state, and a run's fixed cost is paid once for all of them (Intel Xeon: 16 streams of one window 1.5 ms
+in one run against 3.0 ms one by one; of four windows 6.6 against 8.4 ms).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import onnxruntime
+from onnx import helper, numpy_helper
+
+log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
 WINDOW = 512
@@ -19,10 +26,11 @@ WINDOW = 512
 CONTEXT = 64
 """Trailing samples of the previous window that Silero expects in front of each window.
 Without them the model silently returns near-zero probabilities."""
+HIDDEN = 128
 
 
 def _zeros_state() -> np.ndarray:
-    return np.zeros((1, 1, 128), dtype=np.float32)
+    return np.zeros((1, 1, HIDDEN), dtype=np.float32)
 
 
 @dataclass
@@ -34,29 +42,89 @@ class VadState:
     context: np.ndarray = field(default_factory=lambda: np.zeros(CONTEXT, dtype=np.float32))
 
 
+def streams_graph(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """The Silero graph with the recurrent state's batch free, or None when the graph is not the one expected.
+
+    The encoder sees every window as its own row; a Transpose turns its (rows, 128, 1) output into the LSTM's
+    (time, batch 1, 128). Replaced by a Reshape to (time, streams, 128), with `streams` read from `h`, rows
+    ordered time-major (window t of stream s is row t * streams + s) make each stream its own LSTM batch entry.
+    The decoder after the LSTM already keeps the batch: probabilities come out stream-major."""
+    graph = model.graph
+    lstm = next((n for n in graph.node if n.op_type == "LSTM"), None)
+    if lstm is None or len(lstm.input) < 7 or lstm.input[5:7] != ["h", "c"]:
+        return None
+    feeding = next((n for n in graph.node if lstm.input[0] in n.output), None)
+    if feeding is None or feeding.op_type != "Transpose" or \
+            list(helper.get_attribute_value(feeding.attribute[0])) != [0, 2, 1]:
+        return None
+    edited = onnx.ModelProto()
+    edited.CopyFrom(model)
+    graph = edited.graph
+    at = next(i for i, n in enumerate(graph.node) if n.output == feeding.output)
+    del graph.node[at]
+    names = {"one": [1], "two": [2], "minus_one": [-1], "hidden": [HIDDEN]}
+    graph.initializer.extend(numpy_helper.from_array(np.array(v, np.int64), f"streams_{k}") for k, v in names.items())
+    for offset, node in enumerate([
+            helper.make_node("Shape", ["h"], ["streams_h_shape"]),
+            helper.make_node("Slice", ["streams_h_shape", "streams_one", "streams_two"], ["streams_count"]),
+            helper.make_node("Concat", ["streams_minus_one", "streams_count", "streams_hidden"], ["streams_shape"],
+                             axis=0),
+            helper.make_node("Reshape", [feeding.input[0], "streams_shape"], [feeding.output[0]])]):
+        graph.node.insert(at + offset, node)
+    for value in [*graph.input, *graph.output]:
+        if value.name in ("h", "c", "hn", "cn"):
+            value.type.tensor_type.shape.dim[1].dim_param = "streams"
+    del graph.value_info[:]  # shapes inferred for one stream; onnxruntime infers them again
+    onnx.checker.check_model(edited)
+    return edited
+
+
 class SileroModel:
-    """The model, shared: `run` is safe from several threads (onnxruntime's sessions are)."""
+    """The model, shared: `run_streams` is safe from several threads (onnxruntime's sessions are)."""
 
     def __init__(self, model_path: str) -> None:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1  # tiny model: threads cost more than they save
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self._session = onnxruntime.InferenceSession(model_path, sess_options=options,
-                                                     providers=["CPUExecutionProvider"])
+        edited = streams_graph(onnx.load(model_path))
+        if edited is None:
+            log.warning("VAD model %s is not the Silero graph this agent can batch: each call runs alone", model_path)
+        self.batched = edited is not None
+        self._session = onnxruntime.InferenceSession(edited.SerializeToString() if edited else model_path,
+                                                     sess_options=options, providers=["CPUExecutionProvider"])
 
     def run(self, windows: np.ndarray, state: VadState) -> np.ndarray:
         """Speech probabilities of the next `len(windows)` windows (float32, shape (n, WINDOW)) of the stream
         whose state is `state`, which is advanced past them."""
-        if len(windows) == 0:
-            return np.zeros(0, dtype=np.float32)
-        tails = np.concatenate([state.context[None, :], windows[:-1, -CONTEXT:]])
-        model_input = np.concatenate([tails, windows], axis=1)
-        probs, state.h, state.c = self._session.run(None, {"input": model_input, "h": state.h, "c": state.c})
-        state.context = windows[-1, -CONTEXT:].copy()
-        return np.asarray(probs, dtype=np.float32).reshape(-1)
+        return self.run_streams([(windows, state)])[0]
 
+    def run_streams(self, streams: list[tuple[np.ndarray, VadState]]) -> list[np.ndarray]:
+        """`run` for several streams at once: streams with the same number of windows share a model run."""
+        out: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * len(streams)
+        alike: dict[int, list[int]] = {}
+        for i, (windows, _) in enumerate(streams):
+            if len(windows):
+                alike.setdefault(len(windows), []).append(i)
+        for count, members in alike.items():
+            groups = [members] if self.batched else [[i] for i in members]
+            for group in groups:
+                for i, probs in zip(group, self._run_group(count, [streams[i] for i in group]), strict=True):
+                    out[i] = probs
+        return out
 
+    def _run_group(self, count: int, streams: list[tuple[np.ndarray, VadState]]) -> list[np.ndarray]:
+        """One model run over streams of `count` windows each; their states advanced only once it succeeds."""
+        rows = np.stack([np.concatenate([np.concatenate([state.context[None, :], windows[:-1, -CONTEXT:]]), windows],
+                                        axis=1) for windows, state in streams], axis=1)  # (time, streams, 576)
+        h = np.concatenate([state.h for _, state in streams], axis=1)
+        c = np.concatenate([state.c for _, state in streams], axis=1)
+        probs, hn, cn = self._session.run(None, {"input": rows.reshape(-1, WINDOW + CONTEXT), "h": h, "c": c})
+        probs = np.asarray(probs, dtype=np.float32).reshape(len(streams), count)
+        for s, (windows, state) in enumerate(streams):
+            state.h, state.c = hn[:, s:s + 1].copy(), cn[:, s:s + 1].copy()
+            state.context = windows[-1, -CONTEXT:].copy()
+        return list(probs)
 class SileroVad:
     """One stream: feeds any-size chunks of 16 kHz float32 audio; yields one probability per 512-sample window.
 

@@ -10,17 +10,17 @@ import sys
 from agent.__main__ import main
 from agent.speech.vad import SileroModel
 
-_run = SileroModel.run
+_run = SileroModel.run_streams
 _windows_left = int(sys.argv[1])
 
 
-def _breaks_once(self: SileroModel, windows, state):
+def _breaks_once(self: SileroModel, streams):
     global _windows_left
-    before, _windows_left = _windows_left, _windows_left - len(windows)
+    before, _windows_left = _windows_left, _windows_left - sum(len(windows) for windows, _ in streams)
     if before > 0 >= _windows_left:
         raise RuntimeError("onnxruntime session lost")
-    return _run(self, windows, state)
+    return _run(self, streams)
 
 
-SileroModel.run = _breaks_once
+SileroModel.run_streams = _breaks_once
 sys.exit(main(["run"]))

@@ -16,7 +16,7 @@ from tests.conftest import synthesize_caller
 
 @pytest.fixture
 def clock(models):
-    clock = ListenClock(models.vad.run, 0.04)
+    clock = ListenClock(models.vad.run_streams, 0.04)
     yield clock
     clock.stop()
 
@@ -101,10 +101,10 @@ def test_a_held_call_yields_nothing(clock, tmp_path):
 
 
 def test_a_broken_model_ends_only_the_call_it_broke_on(models, tmp_path):
-    def run(windows, state):
-        if state is broken.state:
+    def run(streams):
+        if any(state is broken.state for _, state in streams):
             raise RuntimeError("onnxruntime session lost")
-        return models.vad.run(windows, state)
+        return models.vad.run_streams(streams)
 
     clock = ListenClock(run, 0.04)
     try:
@@ -128,7 +128,7 @@ def test_a_stalled_audio_path_drops_frames_beyond_its_queue_and_counts_them(cloc
 
 
 def test_a_call_where_nobody_speaks_is_heard_every_quiet_tick_and_an_attentive_one_at_every_tick(models):
-    clock = ListenClock(models.vad.run, 0.032, quiet_tick_s=3600, running=False)
+    clock = ListenClock(models.vad.run_streams, 0.032, quiet_tick_s=3600, running=False)
     listener, attentive = Listener(clock, echo_gate_db=-9.0), [False]
     heard: list[int] = []
 
@@ -149,3 +149,36 @@ def test_a_call_where_nobody_speaks_is_heard_every_quiet_tick_and_an_attentive_o
     # Heard at once (its first quiet tick), not again within the quiet tick, then at the next tick once attentive:
     # 8 frames, 5 windows; 16 frames, 10 windows in all; 24 frames, 15.
     assert heard == [5, 5, 15]
+
+
+def test_quiet_calls_are_heard_at_the_same_tick_in_one_model_run(models):
+    runs: list[list[int]] = []
+
+    def run(streams):
+        runs.append([len(windows) for windows, _ in streams])
+        return models.vad.run_streams(streams)
+
+    clock = ListenClock(run, 0.032, quiet_tick_s=0.128, running=False)
+    listeners = [Listener(clock, echo_gate_db=-9.0) for _ in range(3)]
+
+    async def scenario():
+        def hear(listener):
+            return asyncio.create_task(anext(listener.windows(held=lambda: False, attentive=lambda: False)))
+        pending = [hear(listener) for listener in listeners[:2]]
+        await asyncio.sleep(0)  # two calls are on the clock; the third comes two ticks later
+        for tick in range(8):  # two quiet ticks of four ticks each
+            if tick == 2:
+                pending.append(hear(listeners[2]))
+                await asyncio.sleep(0)
+            for listener in listeners:
+                for _ in range(2):  # 40 ms of line audio a tick
+                    listener.push(np.zeros(FRAME_SAMPLES, np.int16), 0.0)
+            clock.step()
+            await asyncio.sleep(0)
+        for task in pending:
+            task.cancel()
+
+    asyncio.run(scenario())
+    # The late call is first heard with the others, at the next quiet tick (its 200 ms of audio: 6 windows; the
+    # others' 160 ms and what was left over: 5), not at the tick it came on.
+    assert runs == [[1, 1], [5, 5, 6]]

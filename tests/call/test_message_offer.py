@@ -88,7 +88,7 @@ def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bund
         session.on_ended("200 Normal call clearing")
         return after_second, after_yes, await task
 
-    with listening(models.vad.run) as clock:
+    with listening(models.vad.run_streams) as clock:
         after_second, after_yes, record = asyncio.run(scenario())
     decline = bundled_kb.chunks(bundled_kb.compose(CallMemory(), SCRIPT[1]))[0].spoken
     assert [t.outcome for t in record.turns] == ["answered", "answered", "message requested", "message taken"]

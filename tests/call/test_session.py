@@ -65,11 +65,11 @@ class FailingVad:
     def __init__(self, run):
         self._run, self._windows = run, 0
 
-    def __call__(self, windows, state):
-        self._windows += len(windows)
+    def __call__(self, streams):
+        self._windows += sum(len(windows) for windows, _ in streams)
         if self._windows > 15:
             raise RuntimeError("onnxruntime session lost")
-        return self._run(windows, state)
+        return self._run(streams)
 
 
 class ModelThread(ThreadPoolExecutor):
@@ -135,7 +135,7 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad_run=None, leg_
     phrases = voice.phrases("Hello.")
     recorder = Recorder()
 
-    clock, pools = ListenClock(vad_run or models.vad.run, 0.04, running=False), [ModelThread()]
+    clock, pools = ListenClock(vad_run or models.vad.run_streams, 0.04, running=False), [ModelThread()]
     pools += [speculative.pool] if isinstance(speculative, BusyAfterFirst) else []
 
     async def ticking(task):
@@ -192,7 +192,7 @@ def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models
 def test_a_broken_audio_path_hangs_up_and_the_record_says_why(models, bundled_kb, tmp_path):
     sent_to_sip = []
     _, record, recorder, _ = run_call(models, bundled_kb, UnsureTranscriber(), tmp_path, lambda r: r.ended,
-                                      vad_run=FailingVad(models.vad.run), leg_calls=sent_to_sip)
+                                      vad_run=FailingVad(models.vad.run_streams), leg_calls=sent_to_sip)
     assert record.outcome == "failed: audio" and recorder.errors == ["audio"] and recorder.ended == [record]
     assert sent_to_sip, "no hang-up was sent to the SIP thread"
 
