@@ -2,7 +2,7 @@
 
 Asked to repeat, the caller says the question again. Asked to confirm ("Are you asking about the power
 flush?"), the caller says yes when the topic the agent named is what the question was about, and no
-otherwise. What the question was about is judged from the case alone: the words the caller said, and the
+otherwise; a topic it could not make out, it answers by saying the question again. What the question was about is judged from the case alone: the words the caller said, and the
 KB passage that holds the expected answer: the sentence that holds it and the headings above it (not its
 neighbours, which are about something else). An out-of-KB question has no such passage, so only a topic made
 of the caller's own words gets a yes. Pure, on text.
@@ -53,6 +53,8 @@ def reaction(heard: str, subject: frozenset[str]) -> str | None:
     again, YES or NO to a confirmation, None when it was an answer (or a decline) and the caller moves on."""
     text = heard.lower().strip()
     confirming = _CONFIRMING.search(text)
-    if confirming:
+    if confirming and tokens(confirming.group(1)):
         return reply_to_confirmation(confirming.group(1), subject)
-    return "repeat" if _ASKED_AGAIN.search(text) else None
+    # A topic the caller did not make out ("Are you asking about that?", its one word lost on the line) gets the
+    # question said again, as a person would, not a no to a topic never heard.
+    return "repeat" if confirming or _ASKED_AGAIN.search(text) else None

@@ -39,4 +39,5 @@ def test_the_caller_hears_what_the_agent_asked_and_answers_it():
     assert reaction("Are you asking about the power flush?", subject) == YES
     assert reaction("Are you asking about air source heat pumps?", subject) == NO
     assert reaction("A power flush of the heating system costs $420.", subject) is None
+    assert reaction("Are you asking about that?", subject) == "repeat"  # the topic lost on the line
     assert reaction("Sorry, I don't have information about that.", subject) is None
