@@ -2,10 +2,10 @@
 
 Asked to repeat, the caller says the question again. Asked to confirm ("Are you asking about the power
 flush?"), the caller says yes when the topic the agent named is what the question was about, and no
-otherwise; a topic it could not make out, it answers by saying the question again. What the question was about is judged from the case alone: the words the caller said, and the
-KB passage that holds the expected answer: the sentence that holds it and the headings above it (not its
-neighbours, which are about something else). An out-of-KB question has no such passage, so only a topic made
-of the caller's own words gets a yes. Pure, on text.
+otherwise; to a topic it could not make out, it says the question again. What the question was about is judged
+from the case alone: the words the caller said, and the KB passage that holds the expected answer: the sentence
+that holds it and the headings above it (not its neighbours, which are about something else). An out-of-KB
+question has no such passage, so only a topic made of the caller's own words gets a yes. Pure, on text.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ import onnx
 import onnxruntime
 from onnx import helper, numpy_helper
 
+from agent.logs import event
+
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
@@ -88,8 +90,8 @@ class SileroModel:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         edited = streams_graph(onnx.load(model_path))
-        if edited is None:
-            log.warning("VAD model %s is not the Silero graph this agent can batch: each call runs alone", model_path)
+        if edited is None:  # another export: right, only one call a run
+            event(log, "vad.unbatched", logging.WARNING, model=model_path)
         self.batched = edited is not None
         self._session = onnxruntime.InferenceSession(edited.SerializeToString() if edited else model_path,
                                                      sess_options=options, providers=["CPUExecutionProvider"])
@@ -100,31 +102,37 @@ class SileroModel:
         return self.run_streams([(windows, state)])[0]
 
     def run_streams(self, streams: list[tuple[np.ndarray, VadState]]) -> list[np.ndarray]:
-        """`run` for several streams at once: streams with the same number of windows share a model run."""
+        """`run` for several streams at once: streams with the same number of windows share a model run. The
+        states are advanced only once every run has succeeded (a failed call leaves them all as they were)."""
         out: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * len(streams)
         alike: dict[int, list[int]] = {}
         for i, (windows, _) in enumerate(streams):
             if len(windows):
                 alike.setdefault(len(windows), []).append(i)
-        for count, members in alike.items():
-            groups = [members] if self.batched else [[i] for i in members]
-            for group in groups:
-                for i, probs in zip(group, self._run_group(count, [streams[i] for i in group]), strict=True):
-                    out[i] = probs
+        groups = [group for members in alike.values() for group in ([members] if self.batched else
+                                                                    [[i] for i in members])]
+        advanced: list[tuple[int, np.ndarray, np.ndarray]] = []
+        for group in groups:
+            probs, hn, cn = self._run_group([streams[i] for i in group])
+            for s, i in enumerate(group):
+                out[i] = probs[s]
+                advanced.append((i, hn[:, s:s + 1].copy(), cn[:, s:s + 1].copy()))
+        for i, h, c in advanced:
+            windows, state = streams[i]
+            state.h, state.c, state.context = h, c, windows[-1, -CONTEXT:].copy()
         return out
 
-    def _run_group(self, count: int, streams: list[tuple[np.ndarray, VadState]]) -> list[np.ndarray]:
-        """One model run over streams of `count` windows each; their states advanced only once it succeeds."""
+    def _run_group(self, streams: list[tuple[np.ndarray, VadState]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One model run over streams of as many windows each: their probabilities (streams, windows) and the
+        LSTM's new state (1, streams, 128) twice."""
         rows = np.stack([np.concatenate([np.concatenate([state.context[None, :], windows[:-1, -CONTEXT:]]), windows],
                                         axis=1) for windows, state in streams], axis=1)  # (time, streams, 576)
         h = np.concatenate([state.h for _, state in streams], axis=1)
         c = np.concatenate([state.c for _, state in streams], axis=1)
         probs, hn, cn = self._session.run(None, {"input": rows.reshape(-1, WINDOW + CONTEXT), "h": h, "c": c})
-        probs = np.asarray(probs, dtype=np.float32).reshape(len(streams), count)
-        for s, (windows, state) in enumerate(streams):
-            state.h, state.c = hn[:, s:s + 1].copy(), cn[:, s:s + 1].copy()
-            state.context = windows[-1, -CONTEXT:].copy()
-        return list(probs)
+        return np.asarray(probs, dtype=np.float32).reshape(len(streams), -1), hn, cn
+
+
 class SileroVad:
     """One stream: feeds any-size chunks of 16 kHz float32 audio; yields one probability per 512-sample window.
 

@@ -3,6 +3,7 @@ however many calls share a model run."""
 
 import numpy as np
 import onnxruntime
+import pytest
 from onnx import TensorProto, helper
 
 from agent.audio.pcm import StreamResampler, int16_to_float
@@ -82,3 +83,12 @@ def test_a_graph_that_is_not_silero_is_left_as_it_is():
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["n", 576])],
         [helper.make_tensor_value_info("speech_probs", TensorProto.FLOAT, ["n", 576])]))
     assert streams_graph(identity) is None
+
+
+def test_a_failed_run_leaves_every_calls_state_as_it_was(models):
+    fine, broken = VadState(), VadState()
+    speech = np.random.default_rng(2).standard_normal((1, WINDOW)).astype(np.float32) * 0.2
+    malformed = np.zeros((2, 100), np.float32)  # not a window: onnxruntime refuses the run
+    with pytest.raises(Exception):  # noqa: B017 - whatever onnxruntime raises
+        models.vad.run_streams([(speech, fine), (malformed, broken)])
+    assert not fine.h.any() and not fine.c.any() and not fine.context.any()
