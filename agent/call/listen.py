@@ -156,7 +156,6 @@ class ListenClock:
         whole ticks. `running=False`: no thread; whoever made the clock ticks it with `step` (tests do)."""
         self._vad_run_streams, self.tick_s = vad_run_streams, tick_s
         self._quiet_every = max(1, round((quiet_tick_s or tick_s) / tick_s))
-        self.quiet_tick_s = self._quiet_every * tick_s
         self._ticks = 0
         self._listeners: dict[Listener, asyncio.AbstractEventLoop] = {}
         self._changed = threading.Condition()
@@ -212,10 +211,11 @@ class ListenClock:
                  if everyone or listener.attentive()]
         owners = [n for n, (_, _, cut) in enumerate(heard) if isinstance(cut, Cut) and len(cut.pcm)]
         streams = [(int16_to_float(heard[n][2].pcm), heard[n][0].state) for n in owners]
-        speech = dict(zip(owners, zip((s for s, _ in streams), self._speech(streams), strict=True), strict=True))
+        heard_by_vad = {n: (samples, speech) for n, (samples, _), speech
+                        in zip(owners, streams, self._speech(streams), strict=True)}
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Listener, list]]] = {}
         for n, (listener, loop, cut) in enumerate(heard):
-            items = _items(cut, *speech.get(n, (None, None)))
+            items = _items(cut, heard_by_vad.get(n))
             if items:
                 by_loop.setdefault(loop, []).append((listener, items))
         for loop, deliveries in by_loop.items():
@@ -247,17 +247,18 @@ def _cut(listener: Listener) -> Cut | BaseException:
         return exc
 
 
-def _items(cut: Cut | BaseException, samples: np.ndarray | None, speech: np.ndarray | BaseException | None
+def _items(cut: Cut | BaseException, vad: tuple[np.ndarray, np.ndarray | BaseException] | None
            ) -> list[Window | BaseException | None]:
-    """What a call's listener is handed for one tick: its windows (`samples`, the same as float; `speech`, their
-    probabilities) and the end, or what broke."""
+    """What a call's listener is handed for one tick: its windows (`vad`: the same as float, and their speech
+    probabilities; None when there is no new window) and the end, or what broke."""
     if isinstance(cut, BaseException):
         return [cut]
+    end: list[Window | BaseException | None] = [None] if cut.closed else []
+    if vad is None:
+        return end
+    samples, speech = vad
     if isinstance(speech, BaseException):
         return [speech]
-    end: list[Window | BaseException | None] = [None] if cut.closed else []
-    if speech is None or samples is None:  # no new window
-        return end
     # Not admitted: the agent's own voice coming back (or its tail), not the caller.
     return [Window(cut.pcm[i], samples[i], float(speech[i]) if cut.admitted[i] else 0.0)
             for i in range(len(cut.pcm))] + end

@@ -90,7 +90,7 @@ class SileroModel:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         edited = streams_graph(onnx.load(model_path))
-        if edited is None:  # another export: right, only one call a run
+        if edited is None:  # another export: still right, one call a run
             event(log, "vad.unbatched", logging.WARNING, model=model_path)
         self.batched = edited is not None
         self._session = onnxruntime.InferenceSession(edited.SerializeToString() if edited else model_path,
