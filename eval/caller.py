@@ -68,6 +68,8 @@ class CallerPort(pj.AudioMediaPort):
         self.received: list[np.ndarray] = []
         self.echo_gain, self.echo_delay = echo_gain, echo_delay_ticks
         self.closed = False
+        self.clock: tuple[float, int, float] | None = None
+        """(Unix time of tick 1, the latest tick, its Unix time): maps ticks to the agent's clock (see tick_time)."""
         fmt = pj.MediaFormatAudio()
         fmt.init(pj.PJMEDIA_FORMAT_L16, RATE, 1, 20000, 16)
         self.createPort("caller", fmt)
@@ -82,8 +84,10 @@ class CallerPort(pj.AudioMediaPort):
     def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802
         if getattr(self, "closed", True):
             return
+        now = time.time()
         with self.lock:
             self.tick += 1
+            self.clock = (self.clock[0] if self.clock else now, self.tick, now)
             out = self.queue.pop(0) if self.queue else np.zeros(TICK, dtype=np.int16)
             if self.echo_gain and len(self.received) > self.echo_delay:
                 echo = self.received[-1 - self.echo_delay].astype(np.float32) * self.echo_gain
@@ -310,6 +314,11 @@ def run(args: argparse.Namespace) -> dict:
                 break
     with port.lock:
         received, sent = list(port.received), list(port.sent)
+    if port.clock is not None:
+        timeline["clock"] = list(port.clock)
+    if reactions is not None:  # what the caller made of each reply it listened to
+        for n, heard in reactions.heard.items():
+            timeline["steps"][n]["caller_heard"] = heard
     write_call(args.out, timeline, received, sent)
     port.closed = True
     # Stop the conference clock before releasing the port: pjsip 2.15 frees a removed port at once

@@ -12,6 +12,7 @@ from __future__ import annotations
 from eval.agent_process import AgentProcess
 from eval.retrieval import contains_any
 from eval.scoring import normalize, word_error_rate
+from eval.wire import latency_split
 
 
 def agent_turns(agent: AgentProcess, sip_call_id: str | None, token: str) -> list[dict]:
@@ -63,12 +64,24 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
                    agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"]}
                                     for t in mine],
                    agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
+        row.update(_split(row, mine[0]))
         answerer = mine[-1].get("hearing", {}).get("answerer")
         if answerer:  # who phrased the answer, when an LLM is set up (eval.replay --llm)
             row.update(agent_answerer=answerer, agent_llm_reason=mine[-1]["hearing"].get("llm_reason", ""),
                        llm_first_sentence_ms=mine[-1].get("latencies_ms", {}).get("llm_first_sentence_ms"))
         if row.get("correct") is False:
             row["cause"] = miss_cause(row)
+
+
+def _split(row: dict, first: dict) -> dict:
+    """The latency of the agent's first reply to the case split into way in, agent and way out (eval.wire), where
+    the caller recorded its clock and the agent its end of speech and response; {} otherwise."""
+    latencies = first.get("latencies_ms", {})
+    if row.get("latency_ms") is None or row.get("question_end_at") is None or \
+            latencies.get("response_ms") is None or latencies.get("endpointing_ms") is None:
+        return {}
+    heard_end_at = first["started"] - latencies["endpointing_ms"] / 1000
+    return latency_split(row["latency_ms"], row["question_end_at"], heard_end_at, latencies["response_ms"])
 
 
 def miss_cause(row: dict) -> str:

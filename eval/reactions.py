@@ -32,8 +32,8 @@ class Reactions:
         self.cases = list(range(len(script)))
         """The case of every step said so far and to come, in order."""
         self.kinds = ["question"] * len(script)
-        self.heard: list[str] = []
-        """What the caller heard the agent say after each step it reacted to."""
+        self.heard: dict[int, str] = {}
+        """What the caller heard the agent say after each step it listened to, by the step's number."""
         self._counts: Counter[int] = Counter()
         self._ears = None
 
@@ -57,7 +57,7 @@ class Reactions:
         if "about" not in entry or self._counts[case] >= MAX_REACTIONS or not len(received):
             return None
         heard = self._transcriber().transcribe(received.astype(np.float32) / 32768, self._hint).text
-        self.heard.append(heard)
+        self.heard[n] = heard
         said = reaction(heard, frozenset(entry["about"]))
         if said is None:
             return None

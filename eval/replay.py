@@ -43,7 +43,15 @@ from eval.repeats import NO, YES, about
 from eval.report import summarize, write_reports
 from eval.retrieval import contains_any
 from eval.scoring import normalize
-from eval.wire import TICK_MS, barge_in_reaction_ms, response_latency_ms, speech_bounds, speech_segments, voiced_ticks
+from eval.wire import (
+    TICK_MS,
+    barge_in_reaction_ms,
+    response_latency_ms,
+    speech_bounds,
+    speech_segments,
+    tick_time,
+    voiced_ticks,
+)
 
 VOICES = ("slt", "rms", "awb")
 TOKEN = "replay-eval-token"
@@ -213,7 +221,11 @@ def score_call(cases: list[Case], timeline: dict, folder: Path, transcriber, vad
         talk_over = [t for t in voiced if onset_tick < t < question_end]
         row.update(latency_ms=response_latency_ms(question_end, voiced), steps=mine,
                    exchanges=[steps[i].get("kind", "question") for i in mine],
+                   # What the caller made of the agent's reply to each step (with --caller-repeats).
+                   caller_heard=[steps[i].get("caller_heard", "") for i in mine],
                    cut_off=bool(talk_over) and case.barge_in_at_ms is None, talk_over_ms=len(talk_over) * TICK_MS)
+        if "clock" in timeline:  # the question's end on the agent's clock, to split the latency (diagnosis)
+            row["question_end_at"] = tick_time(timeline["clock"], question_end)
         rows.append(row)
     return rows
 

@@ -37,7 +37,17 @@ def summarize(rows: list[dict]) -> dict:
             "in_kb": _outcomes(answerable), "out_of_kb": _outcomes([r for r in scored if r["expect_abstain"]]),
             "latency_p50_ms": percentile(latencies, 50), "latency_p95_ms": percentile(latencies, 95),
             "bargein_p50_ms": percentile(bargeins, 50), "bargein_p95_ms": percentile(bargeins, 95),
-            **_answerers(rows)}
+            **_latency_split(scored), **_answerers(rows)}
+
+
+def _latency_split(rows: list[dict]) -> dict:
+    """p50 / p95 of each part of the latency (eval.wire.latency_split), where the cases have it."""
+    out = {}
+    for part in ("way_in_ms", "agent_ms", "way_out_ms"):
+        values = [r[part] for r in rows if r.get(part) is not None]
+        if values:
+            out[f"{part[:-3]}_p50_ms"], out[f"{part[:-3]}_p95_ms"] = percentile(values, 50), percentile(values, 95)
+    return out
 
 
 def _answerers(rows: list[dict]) -> dict:

@@ -41,6 +41,24 @@ def response_latency_ms(question_last_voiced_tick: int, received_voiced: list[in
     return (received_voiced[index] - question_last_voiced_tick) * TICK_MS
 
 
+def tick_time(clock: list[float], tick: int) -> float:
+    """Unix time of a tick of the caller's media clock, from the caller's record of it: [Unix time of tick 1,
+    a later tick, that tick's Unix time] (the clock runs at its own pace, so the two ends are interpolated)."""
+    first, last_tick, last = clock
+    per_tick = (last - first) / (last_tick - 1) if last_tick > 1 else TICK_MS / 1000
+    return first + (tick - 1) * per_tick
+
+
+def latency_split(latency_ms: float, question_end_at: float, heard_end_at: float, response_ms: float) -> dict:
+    """A reply's latency on the wire, split where the agent's record of the turn allows: the way in (the
+    caller's end of speech → the end the agent's VAD heard: the caller's RTP, the agent's jitter buffer and
+    bridge, the listening clock, the VAD's tail), the agent (its own end of speech → first reply frame queued)
+    and the way out (the frame's way through the agent's bridge, RTP and the caller's jitter buffer, to the first
+    voiced frame the caller received). Times in Unix seconds, lengths in ms."""
+    way_in, agent = round((heard_end_at - question_end_at) * 1000), round(response_ms)
+    return {"way_in_ms": way_in, "agent_ms": agent, "way_out_ms": round(latency_ms) - way_in - agent}
+
+
 def barge_in_reaction_ms(onset_tick: int, received_voiced: list[int], silent_ticks: int = 10) -> float | None:
     """From the caller's speech onset to the agent's last voiced tick before it went quiet for
     `silent_ticks` (0 when the agent was already quiet; None when it never stopped)."""

@@ -30,6 +30,12 @@ def tone(hz: float, seconds: float, rate: int, level: float = 0.25) -> np.ndarra
     return (np.sin(2 * np.pi * hz * t) * fade * level * 32767).astype(np.int16)
 
 
+def trim_leading_quiet(pcm: np.ndarray, threshold: int, keep: int) -> np.ndarray:
+    """`pcm` from `keep` samples before its first sample louder than `threshold` (unchanged when none is)."""
+    loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > threshold)
+    return pcm[max(0, int(loud[0]) - keep):] if len(loud) else pcm
+
+
 def bytes_to_int16(data: bytes) -> np.ndarray:
     """Little-endian 16-bit PCM bytes to samples; odd trailing bytes are a caller error."""
     if len(data) % 2:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.audio.pcm import StreamResampler, tone
+from agent.audio.pcm import StreamResampler, tone, trim_leading_quiet
 from agent.call.speech_cache import SpeechCache
 from agent.call.understand import ASK_AGAIN_TEXT, NOT_THAT_TEXT
 from agent.logs import event
@@ -25,6 +25,9 @@ TONE_HZ, TONE_S = 1000, 0.4
 VOLUME = 0.5
 """Piper normalises to full scale; −6 dB leaves G.711 headroom and keeps the agent's level
 below a caller's, which the echo gate relies on."""
+QUIET_LEVEL, LEAD_MS = 64, 10
+"""Piper starts a sentence with up to ~80 ms of near-silence (samples within ±8 here), which the caller would
+wait through before the answer is heard: audio is kept from LEAD_MS before its first sample above QUIET_LEVEL."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,8 @@ class Voice:
 
     @property
     def key(self) -> str:
-        """Changes whenever this voice's audio would: the weights, the rate, the volume."""
-        return f"{identity(self._synthesizer.model)}@{self.rate}Hz*{VOLUME}"
+        """Changes whenever this voice's audio would: the weights, the rate, the volume, the lead kept."""
+        return f"{identity(self._synthesizer.model)}@{self.rate}Hz*{VOLUME}>{LEAD_MS}ms"
 
     def speak(self, text: str, cancelled: threading.Event | None = None) -> np.ndarray:
         """`text` as audio (blocking; run in a worker): from the cache, else synthesised, kept when complete.
@@ -95,8 +98,8 @@ class Voice:
                 break
             parts.append(resampler.push(sentence))
         parts.append(resampler.flush())
-        audio = np.concatenate(parts).astype(np.float32) * VOLUME
-        return np.clip(audio, -32768, 32767).astype(np.int16)
+        audio = np.clip(np.concatenate(parts).astype(np.float32) * VOLUME, -32768, 32767).astype(np.int16)
+        return trim_leading_quiet(audio, QUIET_LEVEL, self.rate * LEAD_MS // 1000)
 
     def phrases(self, greeting: str) -> Phrases:
         texts = phrase_texts(greeting)

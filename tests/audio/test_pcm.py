@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from agent.audio.pcm import StreamResampler, bytes_to_int16, float_to_int16, int16_to_float
+from agent.audio.pcm import StreamResampler, bytes_to_int16, float_to_int16, int16_to_float, trim_leading_quiet
 
 
 def test_int16_float_round_trip_is_exact_for_every_sample_value():
@@ -44,3 +44,14 @@ def test_stream_resampling_gives_the_same_samples_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
             for _ in range(4)}
     assert len(runs) == 1
+
+
+def test_the_quiet_before_the_first_loud_sample_is_trimmed_less_a_margin():
+    pcm = np.concatenate([np.zeros(640, np.int16), np.full(10, 20, np.int16), np.full(100, 5000, np.int16)])
+    trimmed = trim_leading_quiet(pcm, threshold=64, keep=80)
+    assert len(trimmed) == 100 + 80 and trimmed[-100:].tolist() == [5000] * 100
+
+
+def test_audio_that_is_quiet_throughout_is_left_whole():
+    pcm = np.full(320, 10, np.int16)
+    assert trim_leading_quiet(pcm, threshold=64, keep=80) is pcm

@@ -34,3 +34,19 @@ def test_every_exchange_of_a_case_is_kept_with_what_was_heard_and_said():
         ("confirming", "I can smell grass", "Are you asking about gas?"),
         ("not confirmed", "No.", "Sorry, please say it again."),
         ("answered", "I can smell gas", "Leave the building.")]
+
+
+def test_the_first_replys_latency_is_split_by_the_agents_record():
+    first = {**turn("cut off", "Is there a charge?", "Parts are charged separately."), "started": 100.6,
+             "latencies_ms": {"endpointing_ms": 512.0, "response_ms": 540.0}}
+    rows = [{"steps": [0], "correct": True, "latency_ms": 700, "question_end_at": 100.0}]
+    join_agent_record(rows, [first, turn("answered", "Is there a charge if I cancel?", "$40.")])
+    assert (rows[0]["way_in_ms"], rows[0]["agent_ms"], rows[0]["way_out_ms"]) == (88, 540, 72)
+
+
+def test_without_the_callers_clock_the_latency_is_not_split():
+    first = {**turn("answered", "Can I pay by card?", "We take cards."),
+             "latencies_ms": {"endpointing_ms": 224.0, "response_ms": 300.0}}
+    rows = [{"steps": [0], "correct": True, "latency_ms": 500}]
+    join_agent_record(rows, [first])
+    assert "way_in_ms" not in rows[0]

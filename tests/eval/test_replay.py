@@ -31,6 +31,10 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     assert "10-year" in rows["warranty"]["agent_answer"] and rows["table"]["agent_outcome"] == "answered"
     assert "table" in rows["table"]["agent_heard"].lower()
     assert 0 < rows["hours"]["latency_ms"] < 5000
+    # The latency split on the agent's clock: its parts add up, and the agent's part is its own response.
+    warranty = rows["warranty"]
+    assert warranty["way_in_ms"] + warranty["agent_ms"] + warranty["way_out_ms"] == warranty["latency_ms"]
+    assert 0 < warranty["agent_ms"] < warranty["latency_ms"] and summary["way_out_p50_ms"] is not None
     assert rows["warranty"]["bargein_ms"] is not None and rows["warranty"]["bargein_ms"] < 1000
     assert (out / "report.md").read_text().startswith("# Call replay") and (out / "latency.png").stat().st_size > 0
     # The caller's two legs are a recording on one clock: scored as a recorded call, they give the
@@ -84,7 +88,13 @@ def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_b
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     summary, rows = report["summary"], {r["id"]: r for r in report["cases"]}
-    assert rows["gibberish"]["exchanges"] == ["question", "repeat"]
-    assert rows["gibberish"]["agent_outcomes"] == ["asked again", "answered"] and rows["gibberish"]["correct"]
+    # Heard differently the second time, gibberish may also be offered as a guess by sound, to which the caller
+    # says no: the claim is the repeat after "say it again", and the decline it ends on.
+    assert rows["gibberish"]["exchanges"][:2] == ["question", "repeat"]
+    assert rows["gibberish"]["agent_outcomes"][0] == "asked again" and rows["gibberish"]["correct"]
+    assert rows["gibberish"]["agent_outcomes"][-1] == "answered"
     assert rows["hours"]["exchanges"] == ["question"] and rows["hours"]["correct"]  # the script went on
-    assert summary["asked_again"] == 1 and summary["first_try_accuracy"] == 1.0 and summary["wrong_answers"] == 0
+    assert summary["asked_again"] >= 1 and summary["first_try_accuracy"] == 1.0 and summary["wrong_answers"] == 0
+    # What the caller made of each reply is kept: the request to say it again first, the decline last.
+    heard = [h.lower() for h in rows["gibberish"]["caller_heard"]]
+    assert "again" in heard[0] and "information" in heard[-1]

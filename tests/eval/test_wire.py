@@ -3,9 +3,11 @@ import numpy as np
 from eval.wire import (
     answer_over,
     barge_in_reaction_ms,
+    latency_split,
     response_latency_ms,
     speech_bounds,
     speech_segments,
+    tick_time,
     voiced_ticks,
 )
 
@@ -72,3 +74,16 @@ def test_an_answer_is_over_after_it_was_heard_and_then_quiet_long_enough():
     assert not answer_over([], 200, 1000)  # nothing heard yet
     assert not answer_over([10, 11, 60], 100, 1000)  # 40 quiet ticks: 800 ms
     assert answer_over([10, 11, 60], 110, 1000)  # 50 quiet ticks: 1 s
+
+
+def test_a_tick_is_timed_between_the_two_ends_of_the_callers_clock():
+    clock = [1000.0, 501, 1010.1]  # tick 1 at 1000 s, tick 501 at 1010.1 s: a clock 1% slow
+    assert tick_time(clock, 1) == 1000.0
+    assert abs(tick_time(clock, 251) - 1005.05) < 1e-9
+
+
+def test_the_latency_is_split_into_way_in_agent_and_way_out():
+    # The question ended at 100.000 s; the agent heard it end at 100.080 s and queued its reply 450 ms later;
+    # the caller heard the first voiced frame 660 ms after the question ended.
+    split = latency_split(660, 100.0, 100.08, 450.4)
+    assert split == {"way_in_ms": 80, "agent_ms": 450, "way_out_ms": 130}
