@@ -150,9 +150,9 @@ class Replies:
                 turn.transcript, action=prepared.action, abstained=reply is not None and reply.abstained,
                 chunks=frozenset(s.chunk_id for s in reply.sources) if reply is not None else frozenset())
             turn.outcome = outcome.value
-            if outcome is TurnOutcome.IGNORED:
-                self._confirming = confirming  # a cough does not answer the confirmation
-            else:
+            if outcome is TurnOutcome.IGNORED or self._core.awaiting_confirmation:
+                self._confirming = confirming  # a cough, or an unclear reply, does not answer the confirmation
+            if outcome is not TurnOutcome.IGNORED:
                 turn.response_ms = self._response_ms(speech_end)
             for command in commands:
                 if isinstance(command, SpeakReply):

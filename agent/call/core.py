@@ -39,7 +39,7 @@ from agent.call.limits import CallLimits, LimitAction
 from agent.call.message import OFFER_AFTER_DECLINES, asks_for_message
 from agent.call.transfer import asks_for_person
 from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
-from agent.call.yes_no import is_no, is_yes
+from agent.call.yes_no import is_bare, is_no, is_yes
 
 
 class CallState(enum.Enum):
@@ -97,11 +97,18 @@ class CallCore:
         """How the question being asked has been clarified so far (reset once it is answered)."""
         self._confirming: frozenset[str] | None = None
         """The agent has just asked the caller to confirm a topic (these chunks): a yes or a no answers it."""
+        self._confirmation_repeated = False
+        """The caller's reply to this confirmation was unclear once, and they were asked to say it again."""
 
     @property
     def yes_or_no_asked(self) -> bool:
         """The agent has just asked a yes/no question: a confirmation, or the offer to take a message."""
         return self._confirming is not None or self._message_offered
+
+    @property
+    def awaiting_confirmation(self) -> bool:
+        """The agent has asked the caller to confirm a topic and not yet had a yes or a no."""
+        return self._confirming is not None
 
     @property
     def closing(self) -> bool:
@@ -159,14 +166,23 @@ class CallCore:
         if action is None:
             self._confirming = confirming  # a cough does not answer the confirmation
             return TurnOutcome.IGNORED, []
-        # Anything else after a confirmation is the caller going on: the question said again, or a new one.
         self._speaking()
+        if confirming is not None and is_bare(transcript):
+            # Neither yes nor no, and too bare to be the question said again: answered from the call's context it
+            # would be a guess. Asked once to say it again, the confirmation still open; then asked for the question.
+            if not self._confirmation_repeated:
+                self._confirming, self._confirmation_repeated = confirming, True
+                return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+            self.clarified = replace(self.clarified, asked_again=True)
+            return TurnOutcome.NOT_CONFIRMED, [Say("not_that")]
+        # Anything else after a confirmation is the caller going on: the question said again, or a new one.
         if action is Action.ASK_AGAIN:
             # The repeated question is asked afresh, not as a follow-up to a mishearing.
             self.clarified = replace(self.clarified, asked_again=True)
             return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
         if action is Action.CONFIRM:
             self.clarified, self._confirming = replace(self.clarified, confirmed=True), chunks
+            self._confirmation_repeated = False
             return TurnOutcome.CONFIRMING, [Confirm()]
         if self._answered(abstained):
             return TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")]

@@ -8,7 +8,7 @@ import re
 MAX_WORDS = 6
 """Longer than this, it is a sentence of its own, whatever word it starts with."""
 
-_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|alright|all right|of course|definitely|"
+_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok|okay|please|go ahead|alright|all right|of course|definitely|absolutely|"
                   r"correct|right|exactly|that's right|that's it|it is|i am)\b")
 _NO = re.compile(r"^(no|nope|nah|not really|not quite|wrong|that's wrong|that's not (it|right)|it isn't|it's not|"
                  r"i'm not|i am not)\b")
@@ -28,3 +28,9 @@ def is_no(transcript: str) -> bool:
     """A short no: "no", "nope, not that", "that's not it"."""
     text = _words(transcript)
     return bool(text) and len(text.split()) <= MAX_WORDS and bool(_NO.match(text))
+
+
+def is_bare(transcript: str) -> bool:
+    """A word at most: to a yes/no question, neither yes nor no ("Nel," for "No."), it answers nothing and is
+    too bare to be the question said again."""
+    return len(_words(transcript).split()) <= 1

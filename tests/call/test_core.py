@@ -278,3 +278,21 @@ def test_a_broken_audio_path_hangs_up_recorded_as_failed():
 ])
 def test_what_the_caller_asks_for_comes_before_the_knowledge_base(words, offered, expected):
     assert intent(words, message_offered=offered) is expected
+
+
+def test_a_bare_word_that_is_neither_yes_nor_no_is_asked_again_with_the_confirmation_kept_open():
+    call = answered()
+    heard(call, "Who is the chief executive of the company?", Action.CONFIRM, chunks=["c7"])
+    # "No." heard as "Nel,": answered from the call's context it would be a guess.
+    assert heard(call, "Nel,") == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
+    assert call.awaiting_confirmation
+    assert heard(call, "No.", abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+
+
+def test_a_second_unclear_reply_to_one_confirmation_asks_for_the_question():
+    call = answered()
+    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
+    heard(call, "Nel,")
+    assert heard(call, "Hmm.") == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+    assert not call.awaiting_confirmation and call.clarified.asked_again
+    assert call.clarified.rejected == frozenset()  # never heard as a no

@@ -2,10 +2,11 @@
 
 import pytest
 
-from agent.call.yes_no import is_no, is_yes
+from agent.call.yes_no import is_bare, is_no, is_yes
 
 
-@pytest.mark.parametrize("text", ["Yes please.", "Sure, go ahead", "Okay.", "Yeah, that's right.", "Correct."])
+@pytest.mark.parametrize("text", ["Yes please.", "Sure, go ahead", "Okay.", "Yeah, that's right.", "Correct.",
+                                  "Absolutely."])
 def test_a_short_yes(text):
     assert is_yes(text) and not is_no(text)
 
@@ -20,3 +21,9 @@ def test_a_short_no(text):
                                   "Nothing else.", "", "..."])
 def test_a_sentence_of_its_own_is_neither(text):
     assert not is_yes(text) and not is_no(text)
+
+
+@pytest.mark.parametrize(("text", "bare"), [("Nel,", True), ("Hmm.", True), ("", True), ("No thanks.", False),
+                                            ("What about parking?", False)])
+def test_a_bare_reply_is_a_word_at_most(text, bare):
+    assert is_bare(text) is bare
