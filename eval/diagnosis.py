@@ -64,7 +64,7 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
                    agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"]}
                                     for t in mine],
                    agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
-        row.update(_split(row, mine[0]))
+        row.update(_split(row, heard))
         answerer = mine[-1].get("hearing", {}).get("answerer")
         if answerer:  # who phrased the answer, when an LLM is set up (eval.replay --llm)
             row.update(agent_answerer=answerer, agent_llm_reason=mine[-1]["hearing"].get("llm_reason", ""),
@@ -73,14 +73,17 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
             row["cause"] = miss_cause(row)
 
 
-def _split(row: dict, first: dict) -> dict:
-    """The latency of the agent's first reply to the case split into way in, agent and way out (eval.wire), where
-    the caller recorded its clock and the agent its end of speech and response; {} otherwise."""
-    latencies = first.get("latencies_ms", {})
+def _split(row: dict, turn: dict) -> dict:
+    """The latency of the reply to the whole question split into way in, agent and way out (eval.wire), where the
+    caller recorded its clock and the agent its end of speech and response; {} otherwise, and for a turn that
+    ended before the question did (the agent took part of it for the whole, and the latency is another turn's)."""
+    latencies = turn.get("latencies_ms", {})
     if row.get("latency_ms") is None or row.get("question_end_at") is None or \
             latencies.get("response_ms") is None or latencies.get("endpointing_ms") is None:
         return {}
-    heard_end_at = first["started"] - latencies["endpointing_ms"] / 1000
+    heard_end_at = turn["started"] - latencies["endpointing_ms"] / 1000
+    if heard_end_at < row["question_end_at"]:
+        return {}
     return latency_split(row["latency_ms"], row["question_end_at"], heard_end_at, latencies["response_ms"])
 
 

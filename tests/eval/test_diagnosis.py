@@ -36,12 +36,24 @@ def test_every_exchange_of_a_case_is_kept_with_what_was_heard_and_said():
         ("answered", "I can smell gas", "Leave the building.")]
 
 
-def test_the_first_replys_latency_is_split_by_the_agents_record():
-    first = {**turn("cut off", "Is there a charge?", "Parts are charged separately."), "started": 100.6,
+def test_the_latency_is_split_by_the_agents_record_of_the_turn_that_heard_the_whole_question():
+    # The first half was answered and taken back (its turn ended 1.2 s before the question did); the whole
+    # question's turn is the one whose reply the latency measures.
+    cut = {**turn("cut off", "Is there a charge?", "Parts are charged separately."), "started": 99.3,
+           "latencies_ms": {"endpointing_ms": 224.0, "response_ms": 300.0}}
+    whole = {**turn("answered", "Is there a charge if I cancel?", "$40."), "started": 100.6,
              "latencies_ms": {"endpointing_ms": 512.0, "response_ms": 540.0}}
     rows = [{"steps": [0], "correct": True, "latency_ms": 700, "question_end_at": 100.0}]
-    join_agent_record(rows, [first, turn("answered", "Is there a charge if I cancel?", "$40.")])
+    join_agent_record(rows, [cut, whole])
     assert (rows[0]["way_in_ms"], rows[0]["agent_ms"], rows[0]["way_out_ms"]) == (88, 540, 72)
+
+
+def test_a_reply_to_part_of_the_question_is_not_split():
+    part = {**turn("asked again", "How many days does fitting?", ""), "started": 99.3,
+            "latencies_ms": {"endpointing_ms": 512.0, "response_ms": 520.0}}
+    rows = [{"steps": [0], "correct": True, "latency_ms": 800, "question_end_at": 100.0}]
+    join_agent_record(rows, [part])
+    assert "way_in_ms" not in rows[0]
 
 
 def test_without_the_callers_clock_the_latency_is_not_split():
