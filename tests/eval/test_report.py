@@ -30,3 +30,11 @@ def test_with_a_caller_who_repeats_and_confirms_the_first_try_and_the_outcome_ar
     assert summary["wrong_answers"] == 1  # d; c was declined, not answered wrongly
     assert summary["confirmations"] == 2 and summary["asked_again"] == 2
     assert summary["in_kb"] == {"right": 2, "asked_again": 0, "declined": 1, "wrong": 1}
+
+
+def test_the_latency_split_is_summarised_over_the_cases_that_have_it():
+    rows = [row("a", True, way_in_ms=60, agent_ms=450, way_out_ms=90),
+            row("b", True, way_in_ms=80, agent_ms=512, way_out_ms=110), row("c", True)]
+    summary = summarize(rows)
+    assert (summary["way_in_p50_ms"], summary["agent_p50_ms"], summary["way_out_p50_ms"]) == (70.0, 481.0, 100.0)
+    assert "way_in_p50_ms" not in summarize([row("c", True)])
