@@ -31,7 +31,7 @@ from eval.chromium import Chromium
 from eval.replay import TOKEN, VOICES, free_port_block, kb_hint, question_audio, run_call, score_call, scorer
 from eval.report import percentile
 from eval.retrieval import contains_any
-from eval.wire import speech_bounds
+from eval.wire import latency_split, speech_bounds
 
 LEVEL = 0.01
 """Full-scale RMS above which the page counts a sound as voiced (eval.wire's VOICED_RMS is 300 of 32768)."""
@@ -104,12 +104,10 @@ def ask_in_browser(agent: AgentProcess, case: Case, question: Path, folder: Path
         return {"id": case.id, "error": "the agent recorded no turn"}
     turn = turns[0]
     question_end = measured["questionEnd"] + level_end_to_vad_end_ms(pcm, vad)
-    heard_end, response = float(turn["speech_end_at"]) * 1000, float(turn["response_ms"])
+    latency = round(measured["answerStart"] - question_end)
     # Right by what the page showed the agent saying (the SIP side is scored by what the caller heard).
-    return {"id": case.id, "answer": answer, "correct": contains_any(answer, case.expect_any),
-            "latency_ms": round(measured["answerStart"] - question_end),
-            "way_in_ms": round(heard_end - question_end), "agent_ms": round(response),
-            "way_out_ms": round(measured["answerStart"] - heard_end - response)}
+    return {"id": case.id, "answer": answer, "correct": contains_any(answer, case.expect_any), "latency_ms": latency,
+            **latency_split(latency, question_end / 1000, float(turn["speech_end_at"]), float(turn["response_ms"]))}
 
 
 def summarize(sip: list[dict], browser: list[dict]) -> dict:
