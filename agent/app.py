@@ -30,6 +30,7 @@ from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.models.load import Models
 from agent.settings import Settings
+from agent.side.turn_audio import TurnAudio
 from agent.sip.admission import AdmissionConfig, flood_limits, parse_networks
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.endpoint import SipConfig, SipEndpoint
@@ -74,6 +75,7 @@ class Agent:
                                       settings.listen_quiet_tick_ms / 1000)
         self.phraser = Phraser.from_settings(settings)
         """An LLM phrasing answers for every call, or None (AGENT_LLM_URL unset)."""
+        self.turn_audio = TurnAudio(settings.turn_audio_dir) if settings.turn_audio_dir else None
 
     @property
     def sip_listening(self) -> bool:
@@ -149,6 +151,8 @@ class Agent:
         self._listening.stop()
         if self.phraser is not None:
             await self.phraser.client.close()
+        if self.turn_audio is not None:
+            await asyncio.to_thread(self.turn_audio.close)
 
     def _new_call(self, leg: CallLeg) -> CallObserver | None:
         """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
@@ -198,7 +202,8 @@ class Agent:
                 message_config=MessageConfig(s.message_max_s, s.message_silence_s),
                 transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
                 endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
-                                               s.vad_early_end), phraser=self.phraser)
+                                               s.vad_early_end), phraser=self.phraser,
+                keep_audio=self.turn_audio.keep if self.turn_audio else None)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

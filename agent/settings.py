@@ -155,6 +155,9 @@ class Settings:
     vad_long_hangover_ms: int = setting(1216, "Silence an unfinished question is waited for.", low=100, high=10000)
     vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
                                    "VAD_MIN_SPEECH_MS).", low=64, high=2000)
+    turn_audio_dir: Path | None = setting(None, "Keep each caller turn as the agent heard it, as DIR/<call id>/<turn>"
+                                          ".wav, to find out why one was misheard; unset: kept nowhere (it records "
+                                          "callers).")
     vad_pause_ms: int = setting(96, "Silence after which what the caller said is transcribed and a reply prepared "
                                 "while the hangover runs (shorter gaps, between words, cost no decode).", low=32,
                                 high=1000)

@@ -9,20 +9,27 @@ records (GET /calls) say what it heard and answered.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from eval.agent_process import AgentProcess
 from eval.retrieval import contains_any
 from eval.scoring import normalize, word_error_rate
 from eval.wire import latency_split
 
 
-def agent_turns(agent: AgentProcess, sip_call_id: str | None, token: str) -> list[dict]:
-    """The agent's own record of a call's turns (what it heard, answered and decided), [] if none."""
+def agent_call(agent: AgentProcess, sip_call_id: str | None, token: str) -> dict:
+    """The agent's own record of a call: its id, and its turns (what it heard, answered and decided); {} if none."""
     if not sip_call_id:
-        return []
+        return {}
     for call in agent.http("GET", "/calls?limit=500", token).json()["calls"]:
         if call["sip_call_id"] == sip_call_id:
-            return agent.http("GET", f"/calls/{call['id']}", token).json()["turns"]
-    return []
+            return agent.http("GET", f"/calls/{call['id']}", token).json()
+    return {}
+
+
+def _audio(audio_dir: Path | None, turn: dict) -> dict:
+    path = audio_dir / f"{turn['n']:03d}.wav" if audio_dir is not None and "n" in turn else None
+    return {"audio": str(path)} if path is not None and path.exists() else {}
 
 
 ANSWERS = ("answered", "confirmed")
@@ -47,11 +54,12 @@ def by_step(turns: list[dict]) -> list[list[dict]]:
     return groups + [pending] if pending else groups
 
 
-def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
+def join_agent_record(rows: list[dict], turns: list[dict], audio_dir: Path | None = None) -> None:
     """Put the agent's record beside each scored case: what it heard the question as, what it last answered, and
     the outcome, transcript and words of each of the case's turns (a case's steps and the agent's turns in order:
     the question, and the caller's repeats and yes or no when it answered a clarification; a turn cut off goes
-    with the question's whole turn); say why each miss happened."""
+    with the question's whole turn); say why each miss happened. `audio_dir`: the call's folder of the audio the
+    agent kept of each turn (AGENT_TURN_AUDIO_DIR), named in each exchange where the turn's file is there."""
     steps = by_step(turns)
     for index, row in enumerate(rows):
         mine = [turn for i in row.get("steps", [index]) if i < len(steps) for turn in steps[i]]
@@ -61,8 +69,8 @@ def join_agent_record(rows: list[dict], turns: list[dict]) -> None:
         row.update(agent_started=mine[0]["started"], agent_heard=heard["transcript"], agent_answer=mine[-1]["answer"],
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
                    # Every exchange as the agent recorded it: a confirmation's topic, what a repeat was heard as.
-                   agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"]}
-                                    for t in mine],
+                   agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"],
+                                     **_audio(audio_dir, t)} for t in mine],
                    agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
         row.update(_split(row, heard))
         answerer = mine[-1].get("hearing", {}).get("answerer")

@@ -36,7 +36,7 @@ from agent.knowledge.grounding import unsupported
 from eval.agent_process import REPO, AgentProcess
 from eval.caller import load_wav, save_wav
 from eval.cases import PAUSE, Case, load_cases
-from eval.diagnosis import agent_turns, join_agent_record
+from eval.diagnosis import agent_call, join_agent_record
 from eval.noise import Line, babble_talkers, mix
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
 from eval.repeats import NO, YES, about
@@ -50,10 +50,16 @@ from eval.wire import (
     speech_bounds,
     speech_segments,
     tick_time,
+    voiced_runs,
     voiced_ticks,
 )
 
 VOICES = ("slt", "rms", "awb")
+SENTENCE_GAP_TICKS = 15
+"""Quiet ticks (300 ms) that part two of the agent's sentences when the scorer listens: Piper's pause between
+sentences is ~400 ms on the wire, a comma's at most ~160 ms."""
+PIECE_MARGIN_TICKS = 10
+"""Received audio kept either side of a sentence the scorer hears (the level gate misses soft word ends)."""
 TOKEN = "replay-eval-token"
 ABSTAIN_WORDS = ("don't have information", "do not have information")
 
@@ -288,14 +294,34 @@ def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: 
     case, row = cases[n], _row(cases[n])
     answer_audio = received[last_voiced_tick * 320:end_tick * 320]
     heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
-    abstained = heard_decline(heard)
-    row.update(heard=heard, abstained=abstained, latency_ms=response_latency_ms(last_voiced_tick, voiced),
-               correct=abstained if case.expect_abstain else contains_any(heard, case.expect_any))
+    by_sentence = hear_by_sentence(received, voiced, last_voiced_tick, end_tick, transcriber, hint)
+    # Heard by either listening: Whisper's errors in the two are apart, the agent's words are the same.
+    abstained = heard_decline(heard) or heard_decline(by_sentence)
+    row.update(heard=heard, heard_by_sentence=by_sentence, abstained=abstained,
+               latency_ms=response_latency_ms(last_voiced_tick, voiced),
+               correct=abstained if case.expect_abstain else
+               contains_any(heard, case.expect_any) or contains_any(by_sentence, case.expect_any))
     if case.barge_in_at_ms is not None:
         row["bargein_ms"] = barge_in_reaction_ms(onset_tick, voiced)
     if n + 1 < len(cases) and cases[n + 1].barge_in_at_ms is not None:
         row.update(correct=None, interrupted=True)  # the caller talks over this answer on purpose
     return row
+
+
+def hear_by_sentence(received: np.ndarray, voiced: list[int], first_tick: int, end_tick: int, transcriber,
+                     hint: str) -> str:
+    """The scorer's second listening to the agent's answer between two ticks: each of its sentences (voiced runs
+    apart by a pause as long as the agent's between sentences) transcribed alone, the texts joined. Whisper on a
+    whole reply may end its transcript early ("… before it starts." without the $40 fee the agent said next);
+    alone, a run may lose its context ("555. 0-142" for a number said with a pause in it): the scorer counts
+    what either listening heard."""
+    texts = []
+    for first, last in voiced_runs(voiced, first_tick, end_tick, SENTENCE_GAP_TICKS):
+        start, stop = max(first_tick, first - PIECE_MARGIN_TICKS), min(end_tick, last + 1 + PIECE_MARGIN_TICKS)
+        piece = received[start * 320:stop * 320]
+        if len(piece):
+            texts.append(transcriber.transcribe(piece.astype(np.float32) / 32768, hint).text.strip())
+    return " ".join(t for t in texts if t)
 
 
 def scorer(model):
@@ -390,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
                              kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60,
                              admin_token=TOKEN, speech_prerender="true",
+                             turn_audio_dir=(args.out / "agent-heard").resolve(),
                              **({"llm_url": args.llm} if args.llm else {}),
                              **({"llm_first_sentence_ms": args.llm_deadline_ms} if args.llm_deadline_ms else {}),
                              **({"database_url": args.database_url} if args.database_url else {}),
@@ -416,7 +443,9 @@ def main(argv: list[str] | None = None) -> int:
             if not records_caught_up(agent, [sip for _, sip in placed if sip]):
                 print("the agent's records did not catch up within 180 s: some rows lack its record", flush=True)
             for scored, sip_call_id in placed:
-                join_agent_record(scored, agent_turns(agent, sip_call_id, TOKEN))
+                record = agent_call(agent, sip_call_id, TOKEN)
+                join_agent_record(scored, record.get("turns", []),
+                                  args.out / "agent-heard" / record["id"] if record else None)
                 for row in scored:
                     row["sip_call_id"] = sip_call_id
                     if row.get("agent_answerer"):  # an independent count: the agent checks the passages only

@@ -85,3 +85,15 @@ def speech_segments(probabilities: list[float], window_ms: float, threshold: flo
         else:
             runs.append([start, end])
     return [(start, end) for start, end in runs if end - start >= min_speech_ms]
+
+
+def voiced_runs(voiced: list[int], first: int, end: int, gap_ticks: int) -> list[tuple[int, int]]:
+    """The voiced ticks in [first, end) as runs (first tick, last tick), a new run wherever `gap_ticks` or more
+    unvoiced ticks lie between two voiced ones: the agent's sentences, apart by its pause between them."""
+    runs: list[list[int]] = []
+    for tick in voiced[bisect.bisect_left(voiced, first):bisect.bisect_left(voiced, end)]:
+        if runs and tick - runs[-1][1] <= gap_ticks:
+            runs[-1][1] = tick
+        else:
+            runs.append([tick, tick])
+    return [(a, b) for a, b in runs]

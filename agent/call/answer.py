@@ -45,12 +45,14 @@ class Replies:
     def __init__(self, pipeline: Pipeline, memory: CallMemory, core: CallCore, call: CallRecord,
                  leg: CallTransport, reporter: TurnReporter, deadline_s: float, apology: np.ndarray,
                  say: Callable[[np.ndarray], None], execute: Callable[[list[Command]], None],
-                 speculated: Callable[[int, Prepared], None] = lambda window, prepared: None) -> None:
+                 speculated: Callable[[int, Prepared], None] = lambda window, prepared: None,
+                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None) -> None:
         """`speculated(window, prepared)`: a reply being prepared during the pause after `window` knows what was
-        heard and what the KB makes of it (its voice may still be rendering)."""
+        heard and what the KB makes of it (its voice may still be rendering); `keep_audio(call id, turn, audio)`:
+        given each recorded turn's utterance, numbered as the call's record numbers its turns."""
         self._pipeline, self._memory, self._core, self._call, self._leg = pipeline, memory, core, call, leg
         self._reporter, self._deadline_s, self._apology = reporter, deadline_s, apology
-        self._say, self._execute, self._speculated = say, execute, speculated
+        self._say, self._execute, self._speculated, self._keep_audio = say, execute, speculated, keep_audio
         self._speculative: tuple[int, asyncio.Task, threading.Event] | None = None
         self._reply: asyncio.Task | None = None
         self._cancel = threading.Event()
@@ -180,6 +182,8 @@ class Replies:
             if turn.transcript or turn.outcome.startswith("failed"):
                 self._call.turns.append(turn)
                 self._reporter.turn_done(self._call, turn)
+                if self._keep_audio is not None:
+                    self._keep_audio(self._call.id, len(self._call.turns), utterance.audio)
                 # speech_end_at (Unix time) lets an eval on the caller's side split its latency into the way
                 # in, the agent's own response and the way out.
                 event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,

@@ -14,6 +14,7 @@ import functools
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Executor
 
 import numpy as np
@@ -81,10 +82,12 @@ class CallSession:
                  model_deadline_s: float = 10.0, speculative: Executor | None = None,
                  message_config: MessageConfig | None = None, transfer_to: str = "",
                  transfer_digit: str = "", endpoint_config: EndpointConfig | None = None,
-                 phraser: Phraser | None = None) -> None:
+                 phraser: Phraser | None = None,
+                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
-        behind the model pool, so a busy one never delays the turn-taking of any call."""
+        behind the model pool, so a busy one never delays the turn-taking of any call; `keep_audio(call id, turn,
+        audio)`: where each recorded turn's audio goes (side.turn_audio), if anywhere."""
         self.leg, self._loop = leg, loop
         pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
         self._transcriber, self._models = transcriber, models
@@ -107,7 +110,7 @@ class CallSession:
         self._last_utterance = np.zeros(0, np.float32)
         """The caller's last whole utterance (the first half of a question, when they turn out to go on)."""
         self._replies = Replies(pipeline, memory, self._core, self.record, leg, reporter, model_deadline_s,
-                                phrases.apology, self._say, self._execute, self._speculated)
+                                phrases.apology, self._say, self._execute, self._speculated, keep_audio)
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
                                       self._say, phrases.message_saved, self._transcribe_message, loop.time)
 

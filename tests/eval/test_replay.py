@@ -4,6 +4,9 @@ import json
 import os
 import subprocess
 import sys
+import wave
+
+import numpy as np
 
 from tests.conftest import REPO
 
@@ -30,6 +33,10 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     # Beside what the scorer heard, the agent's own record: what it heard and what it answered.
     assert "10-year" in rows["warranty"]["agent_answer"] and rows["table"]["agent_outcome"] == "answered"
     assert "table" in rows["table"]["agent_heard"].lower()
+    # The agent kept what it heard of each turn: the question, as the recogniser got it (16 kHz, some seconds).
+    (exchange,) = rows["table"]["agent_exchanges"]
+    with wave.open(exchange["audio"]) as heard:
+        assert heard.getframerate() == 16000 and 1.0 < heard.getnframes() / 16000 < 6.0
     assert 0 < rows["hours"]["latency_ms"] < 5000
     # The latency split on the agent's clock: its parts add up, and the agent's part is its own response.
     warranty = rows["warranty"]
@@ -98,3 +105,24 @@ def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_b
     # What the caller made of each reply is kept: the request to say it again first, the decline last.
     heard = [h.lower() for h in rows["gibberish"]["caller_heard"]]
     assert "again" in heard[0] and "information" in heard[-1]
+
+
+def test_the_scorer_hears_an_answer_sentence_by_sentence(tmp_path, models):
+    """Two sentences apart by the agent's pause, in 10 s of received audio: each is heard on its own."""
+    from eval.replay import SENTENCE_GAP_TICKS, hear_by_sentence, scorer
+    from eval.retrieval import contains_any
+    from eval.wire import voiced_runs, voiced_ticks
+    from tests.conftest import synthesize_caller
+
+    first = synthesize_caller(tmp_path, "You can cancel a visit up to a day before it starts.", rate=16000,
+                              engine="flite", voice="awb")
+    second = synthesize_caller(tmp_path, "A late cancellation costs forty dollars.", rate=16000, engine="flite",
+                               voice="awb")
+    received = np.zeros(16000 * 10, np.int16)
+    received[8000:8000 + len(first)] = first
+    start = 8000 + len(first) + 8000  # half a second between them
+    received[start:start + len(second)] = second
+    voiced = voiced_ticks([received[i:i + 320] for i in range(0, len(received) - 319, 320)])
+    assert len(voiced_runs(voiced, 0, len(received) // 320, SENTENCE_GAP_TICKS)) == 2
+    heard = hear_by_sentence(received, voiced, 0, len(received) // 320, scorer(models.transcriber.model), "")
+    assert contains_any(heard, ("cancel a visit",)) and contains_any(heard, ("$40", "forty dollars")), heard

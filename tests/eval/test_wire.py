@@ -8,6 +8,7 @@ from eval.wire import (
     speech_bounds,
     speech_segments,
     tick_time,
+    voiced_runs,
     voiced_ticks,
 )
 
@@ -87,3 +88,11 @@ def test_the_latency_is_split_into_way_in_agent_and_way_out():
     # the caller heard the first voiced frame 660 ms after the question ended.
     split = latency_split(660, 100.0, 100.08, 450.4)
     assert split == {"way_in_ms": 80, "agent_ms": 450, "way_out_ms": 130}
+
+
+def test_voiced_runs_part_where_the_quiet_is_long_enough_and_keep_to_the_window():
+    voiced = [3, 4, 5, 9, 10, 30, 31, 60]
+    assert voiced_runs(voiced, 0, 50, gap_ticks=5) == [(3, 10), (30, 31)]
+    assert voiced_runs(voiced, 0, 50, gap_ticks=3) == [(3, 5), (9, 10), (30, 31)]
+    assert voiced_runs(voiced, 9, 61, gap_ticks=50) == [(9, 60)]
+    assert voiced_runs(voiced, 11, 30, gap_ticks=5) == []
