@@ -17,6 +17,10 @@ WINDOW_MS = 32
 """One Silero window: 512 samples at 16 kHz."""
 BLIP_GAP_MS = 160
 """A start this soon after a blip began with it: the caller's first short syllable, not a noise of its own."""
+MURMUR = 0.2
+"""Speech probability above which a window before a start is taken for the caller's soft beginning, not quiet."""
+MURMUR_LEAD_MS = 1500
+"""The most audio before a start that a soft beginning may add to the lead-in."""
 
 
 class TurnState(enum.Enum):
@@ -109,6 +113,10 @@ class TurnDetector:
         self.state = TurnState.QUIET
         self._index = -1
         self._lead_in: deque[np.ndarray] = deque(maxlen=config.windows(config.lead_in_ms))
+        self._recent: deque[tuple[int, np.ndarray, float]] = deque(maxlen=config.windows(MURMUR_LEAD_MS) + 1)
+        """The last windows pushed, with their index and probability (see _murmur)."""
+        self._recent_from = 0
+        """The first window after the last utterance: a soft beginning never reaches back before it."""
         self._utterance: list[np.ndarray] = []
         self._run = 0
         """Consecutive windows supporting the pending transition."""
@@ -146,6 +154,7 @@ class TurnDetector:
     def push(self, window: np.ndarray, probability: float) -> list[Event]:
         """Advance by one window; return the events it caused."""
         self._index += 1
+        self._recent.append((self._index, window, probability))
         cfg = self.config
         voiced = probability >= cfg.threshold
         # Hysteresis: once speaking, a slightly lower probability still counts as speech.
@@ -156,7 +165,8 @@ class TurnDetector:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
                 if self._blip is not None and self._index - self._blip[1] > self.config.windows(BLIP_GAP_MS):
                     self._blip = None
-                self._utterance = [*([self._held] if self._held is not None else []), *self._lead_in, window]
+                self._utterance = [*([self._held] if self._held is not None else []), *self._murmur(),
+                                   *self._lead_in, window]
             else:
                 self._lead_in.append(window)
                 if self._held is not None:
@@ -202,7 +212,19 @@ class TurnDetector:
         """The utterance without its last `quiet` windows: what a pause and the end that follows it carry."""
         return np.concatenate(self._utterance[:len(self._utterance) - quiet]).astype(np.float32)
 
+    def _murmur(self) -> list[np.ndarray]:
+        """The windows before the lead-in that still sounded like the caller (probability at or above MURMUR, back
+        to the last quiet window): a soft voice hovering under the threshold makes its first words a run of
+        blips, and the lead-in alone gave the recogniser "Milk your ass in my kitchen." for the question "I think
+        I can smell gas in my kitchen." (flite over G.711, on a real call; the start came 0.9 s into it)."""
+        before = list(self._recent)[:-1 - len(self._lead_in)]
+        first = len(before)
+        while first > 0 and before[first - 1][2] >= MURMUR and before[first - 1][0] >= self._recent_from:
+            first -= 1
+        return [window for _, window, _ in before[first:]]
+
     def _end(self, truncated: bool) -> SpeechEnded:
+        self._recent_from = self._index + 1
         quiet = self._index - self._last_voiced
         event = SpeechEnded(self._spoken(0 if truncated else quiet), self._last_voiced, truncated, quiet * WINDOW_MS)
         self._reset()
@@ -211,6 +233,7 @@ class TurnDetector:
     def _end_held(self) -> SpeechEnded:
         """The held question, ended by the hangover's silence after the blip that followed it."""
         audio, self._held = self._held, None
+        self._recent_from = self._index + 1
         return SpeechEnded(audio, self._index - self._held_quiet, False, self._held_quiet * WINDOW_MS)
 
     def _reset(self, keep: np.ndarray | None = None) -> None:

@@ -185,3 +185,17 @@ def test_a_start_long_after_a_blip_began_where_it_began():
     events, _ = run([0.1] * 4 + [0.9] * 2 + [0.1] * 8 + [0.9] * 6 + [0.1] * 6)
     (_, started), *_ = events
     assert (started.window, started.onset, started.began) == (14, None, 14)
+
+
+def test_a_soft_beginning_under_the_threshold_stays_in_front_of_the_utterance():
+    # Quiet, then six windows hovering under the threshold (a soft "I think I can"), then clear speech.
+    events, _ = run([0.05] * 4 + [0.3, 0.4, 0.25, 0.45, 0.3, 0.4] + [0.9] * 6 + [0.05] * 6)
+    ended = next(e for _, e in events if isinstance(e, SpeechEnded))
+    assert sorted(set(ended.audio.astype(int)))[0] == 4  # from the first murmuring window, none of the quiet
+
+
+def test_a_soft_beginning_never_reaches_back_into_the_last_utterance():
+    # An utterance ends in windows just under the speaking threshold; the next one starts at once.
+    events, _ = run([0.9] * 4 + [0.25] * 5 + [0.25] * 2 + [0.9] * 4 + [0.05] * 6)
+    first, second = [(i, e) for i, e in events if isinstance(e, SpeechEnded)]
+    assert first[0] == 8 and sorted(set(second[1].audio.astype(int)))[0] == 9
