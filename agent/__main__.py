@@ -38,6 +38,7 @@ from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.records import CallStore, SqliteCallStore, StoreError
 from agent.side.reporter import Reporter
+from agent.side.turn_audio import purge as purge_turn_audio
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.build_info import security_features
 from agent.sip.port import BRIDGE_RATE
@@ -167,12 +168,14 @@ class _HttpServer(uvicorn.Server):
         yield
 
 
-async def _purge_daily(store: CallStore, messages: MessageStore, days: int) -> None:
+async def _purge_daily(store: CallStore, messages: MessageStore, days: int, turn_audio_dir: Path | None) -> None:
     while True:
         try:
             purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
             gone = await asyncio.to_thread(messages.purge, time.time() - days * 86400)
-            event(log, "records.purged", calls=purged, messages=gone, retention_days=days)
+            heard = await asyncio.to_thread(purge_turn_audio, turn_audio_dir, time.time() - days * 86400) \
+                if turn_audio_dir else 0
+            event(log, "records.purged", calls=purged, messages=gone, turn_audio_calls=heard, retention_days=days)
             await asyncio.sleep(86400)
         except Exception as exc:  # a locked or full store: try again in an hour
             event(log, "records.purge_failed", logging.WARNING, error=type(exc).__name__)
@@ -231,7 +234,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
-    purge = asyncio.create_task(_purge_daily(store, messages, settings.records_retention_days))
+    purge = asyncio.create_task(_purge_daily(store, messages, settings.records_retention_days,
+                                             settings.turn_audio_dir))
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None

@@ -59,6 +59,9 @@ class Settings:
     metrics_window_s: float = setting(900.0, "Sliding window of /metrics/summary percentiles.", low=10, high=86400)
     records_retention_days: int = setting(30, "Call records and messages older than this are deleted (at start-up "
                                           "and daily).", low=1, high=3650)
+    turn_audio_dir: Path | None = setting(None, "Keep each caller turn as the agent heard it, as DIR/<call id>/<turn>"
+                                          ".wav, to find out why one was misheard (deleted with the call's record); "
+                                          "unset: kept nowhere (it records callers).")
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
     web_phone: bool = setting(False, "Serve the browser phone at /phone: a page that calls the agent over WebRTC.")
     web_phone_address: str = setting("", "The one IP address the browser phone's media is offered on; empty: "
@@ -155,9 +158,6 @@ class Settings:
     vad_long_hangover_ms: int = setting(1216, "Silence an unfinished question is waited for.", low=100, high=10000)
     vad_barge_in_ms: int = setting(128, "Caller speech, while the agent talks, that stops the agent (at most "
                                    "VAD_MIN_SPEECH_MS).", low=64, high=2000)
-    turn_audio_dir: Path | None = setting(None, "Keep each caller turn as the agent heard it, as DIR/<call id>/<turn>"
-                                          ".wav, to find out why one was misheard; unset: kept nowhere (it records "
-                                          "callers).")
     vad_pause_ms: int = setting(96, "Silence after which what the caller said is transcribed and a reply prepared "
                                 "while the hangover runs (shorter gaps, between words, cost no decode).", low=32,
                                 high=1000)

@@ -5,13 +5,15 @@ VAD's cut made of the words.
 
 DIR/<call id>/<turn>.wav (16 kHz mono int16): the call's id as its record has it (/calls/{id}), the turn
 numbered as the record lists them, from 1. Each file is written whole to a temporary name and renamed, on a
-thread of its own, so a slow or full disk never holds up a call; a write that fails is logged and dropped.
+thread of its own, so a slow or full disk never holds up a call; a write that fails is logged and dropped. A
+call's folder goes with its record, after AGENT_RECORDS_RETENTION_DAYS (`purge`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -49,3 +51,15 @@ class TurnAudio:
     def close(self) -> None:
         """Finish the writes queued."""
         self._writer.shutdown(wait=True)
+
+
+def purge(folder: Path, older_than: float) -> int:
+    """Delete the calls' folders whose newest file is older than `older_than` (epoch seconds); returns how many.
+    Blocking: run it off the loop."""
+    gone = 0
+    for call in folder.iterdir() if folder.is_dir() else ():
+        newest = max((f.stat().st_mtime for f in call.iterdir()), default=0.0) if call.is_dir() else None
+        if newest is not None and newest < older_than:
+            shutil.rmtree(call, ignore_errors=True)
+            gone += 1
+    return gone

@@ -1,6 +1,7 @@
 """The caller's turns kept as WAV files (AGENT_TURN_AUDIO_DIR)."""
 
 import logging
+import os
 import wave
 
 import numpy as np
@@ -27,3 +28,17 @@ def test_a_write_that_fails_is_logged_and_the_call_goes_on(tmp_path, caplog):
         keeper.keep("0123456789abcdef", 1, np.zeros(1600, np.float32))
         keeper.close()
     assert "turn_audio.write_failed" in caplog.text
+
+
+def test_a_calls_audio_goes_once_older_than_the_retention(tmp_path):
+    from agent.side.turn_audio import purge
+
+    keeper = TurnAudio(tmp_path / "heard")
+    for call in ("old0000000000000", "new0000000000000"):
+        keeper.keep(call, 1, np.zeros(1600, np.float32))
+    keeper.close()
+    old = tmp_path / "heard" / "old0000000000000" / "001.wav"
+    os.utime(old, (1_000_000, 1_000_000))
+    assert purge(tmp_path / "heard", older_than=2_000_000) == 1
+    assert not old.parent.exists() and (tmp_path / "heard" / "new0000000000000" / "001.wav").exists()
+    assert purge(tmp_path / "absent", older_than=2_000_000) == 0
