@@ -187,6 +187,7 @@ class TurnDetector:
                 self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
                 if self._held is not None:  # after a taken-back answer: keep all of it with the question
                     self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
+                    self._recent_from = self._index + 1  # what is held is not to be heard again as a soft beginning
                     self._reset()
                 else:
                     self._reset(keep=window)

@@ -199,3 +199,11 @@ def test_a_soft_beginning_never_reaches_back_into_the_last_utterance():
     events, _ = run([0.9] * 4 + [0.25] * 5 + [0.25] * 2 + [0.9] * 4 + [0.05] * 6)
     first, second = [(i, e) for i, e in events if isinstance(e, SpeechEnded)]
     assert first[0] == 8 and sorted(set(second[1].audio.astype(int)))[0] == 9
+
+
+def test_a_held_question_is_not_heard_again_as_a_soft_beginning():
+    question = np.full(1000, -1, dtype=np.float32)
+    # A start taken back on a blip whose last window murmurs, then the caller's next words.
+    events = run_prepending([0.9, 0.9, 0.3, 0.3, 0.9, 0.9, 0.9, 0.9] + [0.1] * 6, 1, question)
+    (ended,) = [e for _, e in events if isinstance(e, SpeechEnded)]
+    assert [int((ended.audio == w).sum()) for w in (0, 1, 2)] == [512, 512, 512]  # each window once
