@@ -292,8 +292,7 @@ def _score_answer(cases: list[Case], n: int, onset_tick: int, last_voiced_tick: 
                   received: np.ndarray, voiced: list[int], transcriber, hint: str) -> dict:
     """Score the n-th question of a call from the agent's 16 kHz audio and its voiced ticks."""
     case, row = cases[n], _row(cases[n])
-    answer_audio = received[last_voiced_tick * 320:end_tick * 320]
-    heard = transcriber.transcribe(answer_audio.astype(np.float32) / 32768, hint).text if len(answer_audio) else ""
+    heard = _hear(received, last_voiced_tick, end_tick, transcriber, hint)
     by_sentence = hear_by_sentence(received, voiced, last_voiced_tick, end_tick, transcriber, hint)
     # Heard by either listening: Whisper's errors in the two are apart, the agent's words are the same.
     abstained = heard_decline(heard) or heard_decline(by_sentence)
@@ -315,13 +314,16 @@ def hear_by_sentence(received: np.ndarray, voiced: list[int], first_tick: int, e
     whole reply may end its transcript early ("… before it starts." without the $40 fee the agent said next);
     alone, a run may lose its context ("555. 0-142" for a number said with a pause in it): the scorer counts
     what either listening heard."""
-    texts = []
-    for first, last in voiced_runs(voiced, first_tick, end_tick, SENTENCE_GAP_TICKS):
-        start, stop = max(first_tick, first - PIECE_MARGIN_TICKS), min(end_tick, last + 1 + PIECE_MARGIN_TICKS)
-        piece = received[start * 320:stop * 320]
-        if len(piece):
-            texts.append(transcriber.transcribe(piece.astype(np.float32) / 32768, hint).text.strip())
+    texts = [_hear(received, max(first_tick, first - PIECE_MARGIN_TICKS),
+                   min(end_tick, last + 1 + PIECE_MARGIN_TICKS), transcriber, hint).strip()
+             for first, last in voiced_runs(voiced, first_tick, end_tick, SENTENCE_GAP_TICKS)]
     return " ".join(t for t in texts if t)
+
+
+def _hear(received: np.ndarray, first_tick: int, end_tick: int, transcriber, hint: str) -> str:
+    """The scorer's transcript of the received audio between two ticks ('' for none)."""
+    audio = received[first_tick * 320:end_tick * 320]
+    return transcriber.transcribe(audio.astype(np.float32) / 32768, hint).text if len(audio) else ""
 
 
 def scorer(model):
