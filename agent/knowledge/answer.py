@@ -119,6 +119,8 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
         if expanded_vector is not None:
             dense = (1 - context_share) * own + context_share * float(cand.vector @ expanded_vector)
         chunk_dense = float(snapshot.vectors[cand.chunk_index] @ lead_vector)
+        if recovered_vector is not None:
+            chunk_dense = max(chunk_dense, float(snapshot.vectors[cand.chunk_index] @ recovered_vector))
         sentence_tokens = set(tokens(cand.text))
         own_lexical = lexical_overlap(question_tokens, sentence_tokens, snapshot)
         if recovered_tokens:
