@@ -10,7 +10,8 @@ own words back the answer only moderately, or when Whisper was guessing, the age
 ("Are you asking about the gas safety certificate?"): yes answers it, no asks the caller to say it again. That
 is how an out-of-KB question pulled onto a KB passage by a misreading is caught: the caller says no. When
 nothing backs any reading and Whisper was unsure (or the KB nearly matched), the honest reply is to ask again;
-a confident transcript the KB cannot answer is declined.
+a confident transcript the KB cannot answer is declined. A confident transcript the KB backs only moderately is
+confirmed too when it holds a rare word the KB never uses: the caller most likely asks about that thing.
 
 When the reading chosen finds nothing and the KB nearly matched it (or Whisper was unsure), and swapping the
 transcript's real words for KB words they sound like ("smell grass" -> "smell gas", soundalike.guess) finds an
@@ -160,8 +161,12 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches.
     backing = chosen.reply.own_evidence if ears_unsure else chosen.reply.evidence
     guessing = transcript.avg_logprob < GUESSING_LOGPROB
+    # A rare word the KB never uses is likely what the caller asks about ("air conditioning" answered with the
+    # KB's "air source heat pumps"): a middling match is then about something else as often as not.
+    elsewhere = bool(chosen.reply.unknown_words)
     topic = _topic(chosen.reply)
-    if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure)) and not clarified.confirmed and topic:
+    if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure or elsewhere)) and not clarified.confirmed \
+            and topic:
         return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
     return Understanding(Action.ANSWER, chosen, first, tuple(readings))
 

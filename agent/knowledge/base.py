@@ -28,7 +28,7 @@ from agent.knowledge.speakable import speakable
 from agent.knowledge.synonyms import Synonyms, load_groups
 from agent.knowledge.text import as_asked, tokens
 from agent.knowledge.topic import name_topic
-from agent.knowledge.vocabulary import chunks_hint
+from agent.knowledge.vocabulary import chunks_hint, unknown_rare_words
 
 RECOVERED_WEIGHT = 0.7
 """Weight of the reworded question in the fusion: a guess at what was meant counts less than what was heard."""
@@ -64,6 +64,9 @@ class Reply:
     own_evidence: float = 0.0
     """The best sentence's support from the question's own words, without the call's context: how readings of
     one utterance compare, since the context is the same for all of them."""
+    unknown_words: tuple[str, ...] = ()
+    """Words of the question (in the KB's words) that the KB never uses and English rarely does
+    (vocabulary.unknown_rare_words): what may be asked about instead of what the answer is about."""
 
     @property
     def text(self) -> str:
@@ -206,9 +209,10 @@ class KnowledgeBase:
             abstained = False
         done = time.perf_counter()
         topic = "" if abstained else name_topic(reply_sentences[0], snapshot.idf)
+        unknown = unknown_rare_words(query.recovered or question, lambda token: snapshot.idf(token) is not None)
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
                      (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
-                     best.own_evidence if best else 0.0)
+                     best.own_evidence if best else 0.0, unknown)
 
     @staticmethod
     def commit(memory: CallMemory, reply: Reply) -> None:

@@ -1,6 +1,8 @@
 """What the agent makes of what it heard: the beam's readings weighed against the KB, then answered, confirmed,
 asked again or declined (pure, on hand-made readings), and one utterance heard for real."""
 
+from dataclasses import replace
+
 from agent.call.commands import Action, Clarified
 from agent.call.understand import Reading, distinct, understand, weigh
 from agent.knowledge.base import ABSTAIN_TEXT, Reply, SourceRef
@@ -61,6 +63,28 @@ def test_a_reading_the_kb_backs_firmly_is_answered_without_confirming():
 def test_a_clear_question_the_kb_backs_at_all_is_answered_at_once():
     readings = [reading("Do you take cheques?", -0.1, 0.38)]
     assert understand(heard(readings), readings).action is Action.ANSWER
+
+
+def test_a_clear_question_about_a_rare_thing_the_kb_never_names_is_confirmed_when_only_moderately_backed():
+    asked = Reading(Hypothesis("Do you install air conditioning units?", -0.1),
+                    replace(reply(0.39), unknown_words=("conditioning",)))
+    assert understand(heard([asked]), [asked]).action is Action.CONFIRM
+
+
+def test_a_question_about_a_rare_thing_the_kb_backs_firmly_is_answered():
+    asked = Reading(Hypothesis("Do pensioners get a discount?", -0.1),
+                    replace(reply(0.6), unknown_words=("pensioners",)))
+    assert understand(heard([asked]), [asked]).action is Action.ANSWER
+
+
+def test_the_kb_finds_the_rare_word_an_out_of_kb_question_asks_about(bundled_kb):
+    from agent.call.understand import read
+    from agent.knowledge.memory import CallMemory
+
+    transcript = Transcript("Do you install air conditioning units?", "en", 2.0, 0.01, avg_logprob=-0.1)
+    understanding = understand(transcript, read(bundled_kb, CallMemory(), transcript))
+    assert understanding.reply.unknown_words == ("conditioning",)
+    assert understanding.action is Action.CONFIRM  # not answered with the KB's air source heat pumps
 
 
 def test_an_unsure_guess_the_kb_only_half_matches_is_confirmed_not_answered():
