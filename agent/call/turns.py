@@ -112,11 +112,12 @@ class TurnDetector:
         self.config = config
         self.state = TurnState.QUIET
         self._index = -1
-        self._lead_in: deque[np.ndarray] = deque(maxlen=config.windows(config.lead_in_ms))
-        self._recent: deque[tuple[int, np.ndarray, float]] = deque(maxlen=config.windows(MURMUR_LEAD_MS) + 1)
-        """The last windows pushed, with their index and probability (see _murmur)."""
+        self._recent: deque[tuple[int, np.ndarray, float]] = deque(
+            maxlen=max(config.windows(MURMUR_LEAD_MS), config.windows(config.lead_in_ms)) + 1)
+        """The last windows pushed, with their index and probability: a start's lead-in is taken from them."""
         self._recent_from = 0
-        """The first window after the last utterance: a soft beginning never reaches back before it."""
+        """The first window not yet given to the recogniser (after the last utterance, or after the blip that a held
+        question ends with): a lead-in never reaches back before it."""
         self._utterance: list[np.ndarray] = []
         self._run = 0
         """Consecutive windows supporting the pending transition."""
@@ -165,14 +166,11 @@ class TurnDetector:
                 self.state, self._run, self._start = TurnState.STARTING, 1, self._index
                 if self._blip is not None and self._index - self._blip[1] > self.config.windows(BLIP_GAP_MS):
                     self._blip = None
-                self._utterance = [*([self._held] if self._held is not None else []), *self._murmur(),
-                                   *self._lead_in, window]
-            else:
-                self._lead_in.append(window)
-                if self._held is not None:
-                    self._held_quiet += 1
-                    if self._held_quiet >= self._hangover:
-                        events.append(self._end_held())
+                self._utterance = [*([self._held] if self._held is not None else []), *self._lead_in(), window]
+            elif self._held is not None:
+                self._held_quiet += 1
+                if self._held_quiet >= self._hangover:
+                    events.append(self._end_held())
         elif self.state is TurnState.STARTING:
             self._utterance.append(window)
             # The same hysteresis as while speaking: a quiet voice hovering around the threshold would
@@ -187,10 +185,8 @@ class TurnDetector:
                 self._blip = (self._blip[0] if self._blip else self._start, self._index - 1)
                 if self._held is not None:  # after a taken-back answer: keep all of it with the question
                     self._held, self._held_quiet = np.concatenate(self._utterance).astype(np.float32), 0
-                    self._recent_from = self._index + 1  # what is held is not to be heard again as a soft beginning
-                    self._reset()
-                else:
-                    self._reset(keep=window)
+                    self._recent_from = self._index + 1  # what is held is not to be heard again in a lead-in
+                self._reset()
         else:
             self._utterance.append(window)
             if still_voiced:
@@ -213,14 +209,15 @@ class TurnDetector:
         """The utterance without its last `quiet` windows: what a pause and the end that follows it carry."""
         return np.concatenate(self._utterance[:len(self._utterance) - quiet]).astype(np.float32)
 
-    def _murmur(self) -> list[np.ndarray]:
-        """The windows before the lead-in that still sounded like the caller (probability at or above MURMUR, back
-        to the last quiet window): a soft voice hovering under the threshold makes its first words a run of
-        blips, and the lead-in alone gave the recogniser "Milk your ass in my kitchen." for the question "I think
-        I can smell gas in my kitchen." (flite over G.711, on a real call; the start came 0.9 s into it)."""
-        before = list(self._recent)[:-1 - len(self._lead_in)]
-        first = len(before)
-        while first > 0 and before[first - 1][2] >= MURMUR and before[first - 1][0] >= self._recent_from:
+    def _lead_in(self) -> list[np.ndarray]:
+        """The windows before a start that go with it (never from the last utterance): the configured lead-in,
+        and before it those that still sounded like the caller (probability at or above MURMUR, back to the last
+        quiet window). A soft voice hovering under the threshold makes its first words a run of blips, and the
+        lead-in alone gave the recogniser "Milk your ass in my kitchen." for the question "I think I can smell
+        gas in my kitchen." (flite over G.711, on a real call; the start came 0.9 s into it)."""
+        before = [entry for entry in list(self._recent)[:-1] if entry[0] >= self._recent_from]
+        first = max(0, len(before) - self.config.windows(self.config.lead_in_ms))
+        while first > 0 and before[first - 1][2] >= MURMUR:
             first -= 1
         return [window for _, window, _ in before[first:]]
 
@@ -233,14 +230,11 @@ class TurnDetector:
 
     def _end_held(self) -> SpeechEnded:
         """The held question, ended by the hangover's silence after the blip that followed it."""
-        audio, self._held = self._held, None
-        self._recent_from = self._index + 1
+        audio, self._held = self._held, None  # the windows since its blip are not in it: a lead-in may take them
         return SpeechEnded(audio, self._index - self._held_quiet, False, self._held_quiet * WINDOW_MS)
 
-    def _reset(self, keep: np.ndarray | None = None) -> None:
+    def _reset(self) -> None:
         self.state = TurnState.QUIET
         self._hangover = self.config.windows(self.config.hangover_ms)
         self._run = 0
-        self._lead_in.clear()
-        self._lead_in.extend(self._utterance[-self._lead_in.maxlen:] if keep is not None else [])
         self._utterance = []

@@ -207,3 +207,12 @@ def test_a_held_question_is_not_heard_again_as_a_soft_beginning():
     events = run_prepending([0.9, 0.9, 0.3, 0.3, 0.9, 0.9, 0.9, 0.9] + [0.1] * 6, 1, question)
     (ended,) = [e for _, e in events if isinstance(e, SpeechEnded)]
     assert [int((ended.audio == w).sum()) for w in (0, 1, 2)] == [512, 512, 512]  # each window once
+
+
+def test_words_after_a_held_question_ended_keep_their_lead_in():
+    question = np.full(1000, -1, dtype=np.float32)
+    # A start taken back on a blip, nothing after it (the held question ends at window 7), then the next words at once.
+    events = run_prepending([0.9, 0.9] + [0.1] * 6 + [0.9] * 4 + [0.1] * 6, 1, question)
+    held, following = [e for _, e in events if isinstance(e, SpeechEnded)]
+    assert held.audio[:1000].tolist() == question.tolist()
+    assert sorted(set(following.audio.astype(int)))[0] == 8 - BARGE_IN.windows(BARGE_IN.lead_in_ms)
