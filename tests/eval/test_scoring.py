@@ -47,7 +47,7 @@ def test_asterisk_transcripts_skip_comments_and_non_speech():
 
 
 def test_the_decline_counts_as_heard_with_or_without_a_filler_word_the_scorer_added():
-    from eval.replay import heard_decline
+    from eval.call_scoring import heard_decline
 
     assert heard_decline("Sorry, I don't have information about that.")
     assert heard_decline("Sorry, I don't have the information about that.")
