@@ -6,6 +6,9 @@ heard as such instead of as near-homophones, and so are the KB's ordinary but ch
 ("boiler", "radiator", "surcharge"): the words that are frequent in the KB and rare in general English
 (wordfreq's English frequencies), a KB's keywords by the usual log-odds measure. Measured with eval.hearing
 (see README): a long list costs decode time for little more, so the hint stays short.
+
+The same frequencies mark the other side: a question's rare words that the KB never uses, most likely what
+the caller asks about when the KB does not cover it (unknown_rare_words; see call/understand.py).
 """
 
 from __future__ import annotations
