@@ -23,7 +23,7 @@ _LEADS = frozenset("the a an our your".split())
 _BREAKS = frozenset("""is are was were be been am has have had do does did can could will would should may might must
 get gets got give gives gave take takes took come comes came go goes went make makes made need needs cost costs
 include includes start starts carry carries mean means send sends arrive arrives wear wears keep keeps charge
-charged read reads show shows remove refer
+charged read reads show shows remove refer install installs fit fits
 usually also often never always straight away already again still just only
 without within around behind across per via unless except next less every each""".split())
 """Words that end a name: the verb after the thing named ("new boilers | come with ..."), adverbs and the

@@ -27,3 +27,8 @@ def test_a_long_run_is_cut_around_its_rarest_word():
 
 def test_a_sentence_with_no_content_word_has_no_name():
     assert name_topic("It is $12.", RARE.get) == ""
+
+
+def test_the_verb_before_the_thing_named_is_not_part_of_its_name():
+    idf = {"instal": 1.0, "air": 2.0, "sourc": 3.0, "heat": 1.0, "pump": 1.5}.get
+    assert name_topic("We install air source heat pumps.", idf) == "air source heat pumps"
