@@ -93,7 +93,7 @@ def unknown_rare_words(text: str, known: Callable[[str], bool]) -> tuple[str, ..
     for word in _ANY_WORD.findall(text.lower().replace("’", "'")):
         token = tokens(word)
         if token and not token[0].isdigit() and not known(token[0]) \
-                and (zipf_frequency(word, "en") or RAREST_ZIPF) < RARE_ZIPF:
+                and zipf_frequency(word, "en") < RARE_ZIPF:  # a word wordfreq does not know counts 0
             out.append(word)
     return tuple(dict.fromkeys(out))
 
