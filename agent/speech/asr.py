@@ -63,6 +63,9 @@ class Transcript:
     """Time spent waiting for the model (another call was using it)."""
     decode_s: float = 0.0
     """Time spent decoding."""
+    encode_s: float = 0.0
+    """Of `decode_s`, the part spent on the mel features and the encoder (0 for a decode in the full window,
+    which faster-whisper does in one piece); the rest is the decoder's beam search."""
     avg_logprob: float = 0.0
     """Mean log probability of the decoded tokens: Whisper's own confidence (near 0 is sure)."""
     compression_ratio: float = 1.0
@@ -214,7 +217,9 @@ class Transcriber:
         """Short-window decodes of `batch` in one encode and one generate; a decode its guards distrust is
         done again alone in the full window."""
         frames = max(r.frames for r in batch)
+        started = time.perf_counter()
         encoded = self._whisper.encode(np.stack([self._features(r.audio, frames) for r in batch]))
+        encode_s = time.perf_counter() - started
         tokens = self._prompt_tokens(batch[0].prompt)
         caps = [token_cap(len(r.audio) / SAMPLE_RATE) for r in batch]
         results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=batch[0].beam_size,
@@ -224,6 +229,7 @@ class Transcriber:
         transcripts = []
         for request, result, cap in zip(batch, results, caps, strict=True):
             transcript = self._read(result, len(request.audio) / SAMPLE_RATE, cap, frames)
+            transcript = replace(transcript, encode_s=encode_s)
             reason = self._suspect(transcript)
             transcripts.append(self._decode_full(request, reason) if reason else transcript)
         return transcripts

@@ -58,6 +58,7 @@ def test_a_short_window_decode_is_measured_and_matches_the_full_window(models, t
     assert short.window_frames == 1000 and not short.fallback
     assert -1.0 < short.avg_logprob <= 0 and short.compression_ratio < 2.4
     assert word_error_rate(SENTENCE, short.text) <= 0.2, short.text
+    assert 0 < short.encode_s < short.decode_s  # the encoder's part of the decode, the beam search the rest
 
 
 def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch(resolved, tmp_path):
