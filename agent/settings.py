@@ -129,7 +129,8 @@ class Settings:
                                  "against the KB (see call.understand). 1: greedy, one reading, fastest.",
                                  low=1, high=10)
     asr_threads: int = setting(1, "Threads each Whisper decode runs on. One: on 2 CPU cores a second thread made "
-                               "tiny.en no faster, and slower beside a call's audio work (eval.asr_threads).",
+                               "one decode alone a little faster (eval.asr_threads) but calls slower from 8 callers "
+                               "on, two replicas then asking for four threads (eval.load).",
                                low=1, high=64)
     asr_workers: int = setting(2, "Whisper decodes that may run at once (a model replica each): a decode started "
                                "at a mid-question pause no longer holds up the real one.", low=1, high=8)

@@ -20,7 +20,8 @@ and a yes the caller would otherwise never get the chance to give. A caller who 
 way again is offered the guess then, rather than declined.
 
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
-heard, or declines (a topic the caller said no to is declined, not offered again). Calibrated with
+heard, or declines: a topic the caller said no to is not offered again, and what would need a second
+confirmation is declined rather than answered on the same doubt. Calibrated with
 eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on the
 paraphrases (see docs/hearing.md). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
 the event loop).
@@ -165,9 +166,12 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     # KB's "air source heat pumps"): a middling match is then about something else as often as not.
     elsewhere = bool(chosen.reply.unknown_words)
     topic = _topic(chosen.reply)
-    if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure or elsewhere)) and not clarified.confirmed \
-            and topic:
-        return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
+    if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure or elsewhere)) and topic:
+        if not clarified.confirmed:
+            return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
+        # Its one confirmation spent (the caller said no, or could not be made out): what would be confirmed again
+        # is declined, not answered on the same doubt.
+        return Understanding(Action.ANSWER, replace(chosen, reply=chosen.reply.declined()), first, tuple(readings))
     return Understanding(Action.ANSWER, chosen, first, tuple(readings))
 
 

@@ -110,9 +110,17 @@ def test_what_may_not_have_been_speech_is_asked_again():
     assert understand(heard(readings, no_speech=0.9), readings).action is Action.ASK_AGAIN
 
 
-def test_a_question_is_confirmed_once_then_answered():
+def test_a_question_is_confirmed_once_then_what_would_be_confirmed_again_is_declined():
     readings = [reading("And then we can't know.", -0.8, 0.40)]
-    assert understand(heard(readings), readings, Clarified(confirmed=True)).action is Action.ANSWER
+    again = understand(heard(readings), readings, Clarified(asked_again=True, confirmed=True))
+    assert again.action is Action.ANSWER and again.reply.abstained
+
+
+def test_a_repeat_after_a_no_that_the_kb_backs_firmly_is_answered():
+    readings = [reading("Is your repair work guaranteed?", -0.2, 0.6, chunk="guarantee")]
+    after_no = Clarified(asked_again=True, confirmed=True, rejected=frozenset({"warm-care"}))
+    again = understand(heard(readings), readings, after_no)
+    assert again.action is Action.ANSWER and not again.reply.abstained
 
 
 def test_a_topic_the_caller_refused_is_declined_not_offered_again():
