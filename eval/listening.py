@@ -20,7 +20,7 @@ from pathlib import Path
 
 from eval.agent_process import AgentProcess
 from eval.load import spent_by_thread, thread_cpu
-from eval.replay import free_port_block
+from eval.ports import free_port_block
 from eval.rtp_caller import TICK_S, Script, place_call
 
 

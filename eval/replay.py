@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from eval.caller import load_wav, save_wav
 from eval.cases import PAUSE, Case, load_cases
 from eval.diagnosis import agent_call, join_agent_record
 from eval.noise import Line, babble_talkers, mix
+from eval.ports import free_port_block
 from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
 from eval.repeats import NO, YES, about
 from eval.report import summarize, write_reports
@@ -45,27 +45,6 @@ from eval.wire import TICK_MS
 VOICES = ("slt", "rms", "awb")
 TOKEN = "replay-eval-token"
 
-
-
-def free_port_block(size: int) -> int:
-    """A port p such that p..p+size-1 look free on loopback (UDP and TCP)."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1] // 100 * 100
-        if base + size < 65000 and all(_free(p) for p in range(base, base + size, 2)):
-            return base
-    raise RuntimeError("no free port block on loopback")
-
-
-def _free(port: int) -> bool:
-    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-        with socket.socket(socket.AF_INET, kind) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                return False
-    return True
 
 
 def question_audio(case: Case, folder: Path, voice: str, line: Line | None = None) -> Path:

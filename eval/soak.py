@@ -28,7 +28,7 @@ from eval.asr import to_16k
 from eval.cases import load_cases
 from eval.hearing import speak
 from eval.load import process_usage
-from eval.replay import free_port_block
+from eval.ports import free_port_block
 from eval.retrieval import contains_any
 from eval.rtp_caller import FRAME, Script, place_call
 
