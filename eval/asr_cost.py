@@ -17,13 +17,11 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from eval.cases import load_cases
-from eval.hearing import caller_audio
+from eval.hearing import spoken_questions
 from eval.load import cpu_name
 
 
@@ -77,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = settings_module.parse([], os.environ)
     model = resolve_all(settings)["asr"]
-    questions = [c.say for c in load_cases(args.cases) if c.say][:args.limit]
-    with tempfile.TemporaryDirectory(prefix="eval-asr-cost-") as folder:
-        utterances = [caller_audio(q, args.voice, Path(folder), 1.0, None) for q in questions]
+    utterances = spoken_questions(args.cases, args.voice, args.limit)
     transcriber = Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size)
     prompt = kb_hint(args.kb)
     decode_costs(transcriber, utterances[:2], prompt)  # the first decodes warm the model up

@@ -18,14 +18,12 @@ import json
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from eval.cases import load_cases
-from eval.hearing import caller_audio
+from eval.hearing import spoken_questions
 from eval.load import cpu_name
 
 TICK_S = 0.02
@@ -92,9 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = settings_module.parse([], os.environ)
     model = resolve_all(settings)["asr"]
-    questions = [c.say for c in load_cases(args.cases) if c.say][:args.limit]
-    with tempfile.TemporaryDirectory(prefix="eval-asr-threads-") as folder:
-        utterances = [caller_audio(q, args.voice, Path(folder), 1.0, None) for q in questions]
+    utterances = spoken_questions(args.cases, args.voice, args.limit)
     transcribers = {int(n): Transcriber(model, threads=int(n), beam_size=settings.asr_beam_size)
                     for n in args.threads.split(",")}
     prompt = kb_hint(args.kb)

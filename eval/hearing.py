@@ -89,6 +89,14 @@ def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line
     return telephone(pcm8)
 
 
+def spoken_questions(cases: Path, voice: str, limit: int | None = None) -> list[np.ndarray]:
+    """The cases' questions (the first `limit`) as the agent gets them from a caller in `voice` on a clean
+    line: what the decode benchmarks (eval.asr_threads, eval.asr_cost) time."""
+    questions = [c.say for c in load_cases(cases) if c.say][:limit]
+    with tempfile.TemporaryDirectory(prefix="eval-questions-") as folder:
+        return [caller_audio(q, voice, Path(folder), 1.0, None) for q in questions]
+
+
 HINTS = ("kb", "names", "none")
 
 
