@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +122,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
     who asked would (eval.repeats) and repeats the question a quarter slower when asked to."""
     from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
     from agent.call.core import CallCore
+    from agent.call.hear import hear, worth_reading
     from agent.call.limits import CallLimits
     from agent.call.understand import read, understand
     from agent.knowledge.memory import CallMemory
@@ -139,11 +139,14 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
         said, stretch, exchanges, confirming, answer = case.say, 1.0, [], None, None
         while answer is None and len(exchanges) < MAX_EXCHANGES:
             audio = caller_audio(said, voice, folder, stretch, line)
-            started = time.perf_counter()
-            transcript = transcriber.transcribe(audio, prompt, hypotheses=transcriber.beam_size)
-            asr_ms = (time.perf_counter() - started) * 1000
-            understanding = (understand(transcript, read(knowledge, memory, transcript), core.clarified)
-                             if len(transcript.text.strip(" .?!,")) >= 2 else None)
+            heard = hear(transcriber, knowledge, memory, audio, prompt, core.clarified)
+            transcript = heard.transcript
+            # Whisper's time, as the agent's turn record has it (the greedy reading's look-up is the KB's time).
+            asr_ms = (transcript.queue_s + transcript.decode_s) * 1000
+            readings = heard.readings
+            if readings is None and worth_reading(transcript):
+                readings = read(knowledge, memory, transcript)
+            understanding = understand(transcript, readings, core.clarified) if readings is not None else None
             reply = understanding.reply if understanding else None
             outcome, commands = core.heard(
                 understanding.chosen.hypothesis.text if understanding else transcript.text,
@@ -153,7 +156,7 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
             exchanges.append({"said": said, "heard": transcript.text, "outcome": outcome.value,
                               "chosen": understanding.chosen.hypothesis.text if understanding else "",
                               "topic": understanding.topic if understanding else "", "asr_ms": round(asr_ms, 1),
-                              "avg_logprob": round(transcript.avg_logprob, 3),
+                              "avg_logprob": round(transcript.avg_logprob, 3), "widened": transcript.widened,
                               "evidence": round(reply.evidence, 3) if reply else None,
                               "readings": [[r.hypothesis.text, round(r.hypothesis.avg_logprob, 3),
                                             round(r.reply.own_evidence, 3), round(r.reply.evidence, 3),
@@ -189,7 +192,7 @@ def _row(case: Case, voice: str, exchanges: list[dict], answer) -> dict:
             "avg_logprob": first["avg_logprob"], "evidence": first["evidence"],
             "answer": answer.text if answer is not None else "", "abstained": answer is None or answer.abstained,
             "out_of_kb": case.expect_abstain, "correct": correct, "wrong_answer": answered and not correct,
-            "asr_ms": first["asr_ms"]}
+            "asr_ms": first["asr_ms"], "widened": first["widened"]}
 
 
 def _share(rows: list[dict], key: str) -> float:
@@ -213,6 +216,7 @@ def summarize(rows: list[dict]) -> dict:
             "other_reading_chosen": sum(r["other_reading"] for r in rows),
             "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
+            "beam_read_again": sum(r["widened"] for r in rows),
             "asr_p50_ms": round(float(np.percentile(asr, 50)), 1) if asr else None,
             "asr_p95_ms": round(float(np.percentile(asr, 95)), 1) if asr else None}
 
@@ -240,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_module.parse([], env)
     model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
     transcriber = Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size,
+                              greedy_first=settings.asr_greedy_first,
                               **({"min_window": FULL_WINDOW} if args.full_window else {}))
     cases = load_cases(args.cases)
     rows = []

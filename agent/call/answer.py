@@ -134,7 +134,7 @@ class Replies:
                 raise prepared.failed[1]
             transcript, reply, understanding = prepared.transcript, prepared.reply, prepared.understanding
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
-            turn.asr_batch = transcript.batch
+            turn.asr_batch, turn.asr_beam = transcript.batch, transcript.widened
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if understanding is not None:
                 turn.transcript = understanding.chosen.hypothesis.text

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
+from agent.call.hear import hear, worth_reading
 from agent.call.phrase import Phraser, Phrasing
 from agent.call.understand import Understanding, read, understand
 from agent.call.voice import Voice
@@ -81,15 +82,17 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
     try:
+        readings = None
         if prepared.transcript is None:
-            prepared.transcript = await loop.run_in_executor(
-                executor, lambda: pipeline.transcriber.transcribe(
-                    audio, pipeline.knowledge.vocabulary_hint(), hypotheses=pipeline.transcriber.beam_size))
-        if len(prepared.transcript.text.strip(" .?!,")) < 2:
+            first = await loop.run_in_executor(executor, hear, pipeline.transcriber, pipeline.knowledge, memory, audio,
+                                               pipeline.knowledge.vocabulary_hint(), clarified)
+            prepared.transcript, readings = first.transcript, first.readings
+        if not worth_reading(prepared.transcript):
             understood(prepared)
             return prepared
         stage = "answer"
-        readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript)
+        if readings is None:
+            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript)
         prepared.understanding = understand(prepared.transcript, readings, clarified)
         understood(prepared)
         if prepared.action is Action.ASK_AGAIN:

@@ -32,6 +32,8 @@ class TurnRecord:
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
     """Whisper decoding time."""
+    asr_beam: bool | None = None
+    """Whisper's beam read the utterance too, its greedy reading having left a doubt (call.hear)."""
     first_heard: str = ""
     """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand)."""
     readings: int | None = None

@@ -36,6 +36,8 @@ class Metrics:
         self.readings = Counter("agent_readings_chosen", "Questions by the reading acted on: Whisper's best guess "
                                 "(first) or another of its beam's readings, which the KB backed better (other).",
                                 ["reading"], registry=r)
+        self.asr_reads = Counter("agent_asr_reads", "Questions by how Whisper read them: greedily alone (that reading "
+                                 "left no doubt) or by its beam too (call.hear).", ["read"], registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,

@@ -10,6 +10,10 @@ capped at a length tied to the audio's duration, a transcript that is one phrase
 phrase once, and when the cap is hit or the text still compresses like a loop, the utterance is
 decoded again the faster-whisper way, in the full window (with its temperature fallback).
 
+With `settle`, the utterance is first read greedily, and the beam reads it again, from the same encoding, only
+when the caller's judge (call.hear: Whisper was sure and the KB acts on that reading at once) does not settle on
+it: most clear questions then cost the encoder and a greedy decode, and only the doubtful ones the beam too.
+
 When several calls end their turns together, their utterances queue for the model. With `max_batch` > 1
 whoever gets a replica next decodes its share of the queue in one batch (one encode and one generate over
 the stacked windows); it is off by default because on two cores it measured no faster than two replicas
@@ -22,8 +26,10 @@ import re
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import ctranslate2
 import numpy as np
 from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
@@ -78,6 +84,10 @@ class Transcript:
     """Utterances decoded together with this one (1: alone)."""
     hypotheses: tuple[Hypothesis, ...] = ()
     """The beam's best readings, best first, the first being `text` itself (empty: only one was asked for)."""
+    widened: bool = False
+    """Read greedily first and, that reading not settled, by the beam again (see `Transcriber.transcribe`)."""
+    judge_s: float = 0.0
+    """Time spent judging the greedy reading (`settle`), in the decoding thread but not in `decode_s`."""
 
 
 def window_frames(samples: int, minimum: int = MIN_WINDOW) -> int:
@@ -115,6 +125,7 @@ class _Request:
     frames: int
     beam_size: int
     hypotheses: int = 1
+    settle: Callable[[Transcript], bool] | None = None
     asked: float = field(default_factory=time.perf_counter)
     done: bool = False
     result: Transcript | BaseException | None = None
@@ -130,12 +141,13 @@ class Transcriber:
 
     def __init__(self, model: ResolvedModel, *, compute_type: str = "int8", beam_size: int = 1,
                  language: str = "en", threads: int = 2, workers: int = 1, download_dir: str | None = None,
-                 min_window: int = MIN_WINDOW, max_batch: int = 1) -> None:
+                 min_window: int = MIN_WINDOW, max_batch: int = 1, greedy_first: bool = False) -> None:
         """`min_window`: the shortest encoder window in mel frames (FULL_WINDOW: always Whisper's 30 s);
-        `max_batch`: the most queued utterances decoded together (1: one at a time)."""
+        `max_batch`: the most queued utterances decoded together (1: one at a time); `greedy_first`: a `settle`
+        given to `transcribe` is used (else the beam reads at once, whatever the caller asks)."""
         self.model = model
         self._max_batch, self._workers = max_batch, workers
-        self.beam_size = beam_size
+        self.beam_size, self.greedy_first = beam_size, greedy_first
         self._min_window = min_window
         # `workers` decodes run at once (CTranslate2 keeps one model replica per worker): a decode that
         # turns out stale (the caller went on talking) or another call's no longer holds up this one.
@@ -156,19 +168,23 @@ class Transcriber:
         prepared during a pause and dropped still cost its decode): /metrics shows it beside the turns."""
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None, beam_size: int | None = None,
-                   hypotheses: int = 1, full_window: bool = False) -> Transcript:
+                   hypotheses: int = 1, full_window: bool = False,
+                   settle: Callable[[Transcript], bool] | None = None) -> Transcript:
         """Transcribe float32 16 kHz mono audio; `prompt` biases vocabulary (KB terms); `beam_size` overrides
         the model's for this utterance; `hypotheses` > 1 keeps that many of the beam's best readings (at most
         the beam's width) in `Transcript.hypotheses`; `full_window`: decode in Whisper's 30 s window, slower but
         surer for long speech nobody waits on (a message: a short window once dropped its last sentence, the
-        caller's phone number)."""
+        caller's phone number); `settle(greedy)`: with it (and `greedy_first`), the utterance is read greedily first
+        and by the beam only when `settle` (called in the decoding thread, with the model held: keep it short)
+        returns False."""
         if audio.ndim != 1:
             raise ValueError(f"expected mono audio, got shape {audio.shape}")
         beam = beam_size or self.beam_size
         if not 1 <= hypotheses <= beam:
             raise ValueError(f"hypotheses must be 1..{beam} (the beam's width), got {hypotheses}")
         frames = FULL_WINDOW if full_window else window_frames(len(audio), self._min_window)
-        request = _Request(audio.astype(np.float32, copy=False), prompt, frames, beam, hypotheses)
+        request = _Request(audio.astype(np.float32, copy=False), prompt, frames, beam, hypotheses,
+                           settle if beam > 1 and self.greedy_first else None)
         with self._ready:
             self._pending.append(request)
             while not request.done and self._free == 0:
@@ -187,6 +203,7 @@ class Transcriber:
         if request.frames < FULL_WINDOW:
             alike = [r for r in self._pending if r is not request and r.prompt == request.prompt
                      and (r.beam_size, r.hypotheses) == (request.beam_size, request.hypotheses)
+                     and (r.settle is None) == (request.settle is None)
                      and r.frames < FULL_WINDOW]
             # A fair share of the queue: the other replicas, as they come free, take the rest.
             share = -(-(len(alike) + 1) // self._workers)
@@ -210,29 +227,53 @@ class Transcriber:
             for request, result in zip(batch, results, strict=True):
                 request.done = True
                 request.result = result if isinstance(result, BaseException) else replace(
-                    result, queue_s=started - request.asked, decode_s=finished - started, batch=len(batch))
+                    result, queue_s=started - request.asked, decode_s=finished - started - result.judge_s,
+                    batch=len(batch))
             self._ready.notify_all()
 
     def _decode_windows(self, batch: list[_Request]) -> list[Transcript]:
-        """Short-window decodes of `batch` in one encode and one generate; a decode its guards distrust is
-        done again alone in the full window."""
+        """Short-window decodes of `batch` in one encode and one generate (greedy first where asked to settle, then
+        the beam for the readings not settled); a decode its guards distrust is done again alone in the full
+        window."""
         frames = max(r.frames for r in batch)
         started = time.perf_counter()
         encoded = self._whisper.encode(np.stack([self._features(r.audio, frames) for r in batch]))
         encode_s = time.perf_counter() - started
+        greedy_first = batch[0].settle is not None
+        beam, hypotheses = (1, 1) if greedy_first else (batch[0].beam_size, batch[0].hypotheses)
+        transcripts = [replace(t, encode_s=encode_s) for t in self._generate(encoded, batch, frames, beam, hypotheses)]
+        if greedy_first:
+            unsettled = []
+            for i, (request, transcript) in enumerate(zip(batch, transcripts, strict=True)):
+                judging = time.perf_counter()
+                settled = self._suspect(transcript) or request.settle(transcript)
+                transcripts[i] = replace(transcript, judge_s=time.perf_counter() - judging)
+                if not settled:
+                    unsettled.append(i)
+            if unsettled:
+                # The same encoding, only the rows still in doubt (all of them: the very same one).
+                again = encoded if len(unsettled) == len(batch) else ctranslate2.StorageView.from_array(
+                    np.asarray(encoded)[unsettled])
+                wider = self._generate(again, [batch[i] for i in unsettled], frames, batch[0].beam_size,
+                                       batch[0].hypotheses)
+                for i, transcript in zip(unsettled, wider, strict=True):
+                    transcripts[i] = replace(transcript, encode_s=encode_s, widened=True,
+                                             judge_s=transcripts[i].judge_s)
+        results = []
+        for request, transcript in zip(batch, transcripts, strict=True):
+            reason = self._suspect(transcript)
+            results.append(replace(self._decode_full(request, reason), judge_s=transcript.judge_s)
+                           if reason else transcript)
+        return results
+
+    def _generate(self, encoded, batch: list[_Request], frames: int, beam: int, hypotheses: int) -> list[Transcript]:
         tokens = self._prompt_tokens(batch[0].prompt)
         caps = [token_cap(len(r.audio) / SAMPLE_RATE) for r in batch]
-        results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=batch[0].beam_size,
-                                               num_hypotheses=batch[0].hypotheses,
-                                               max_length=len(tokens) + max(caps), return_scores=True,
-                                               return_no_speech_prob=True, suppress_blank=True)
-        transcripts = []
-        for request, result, cap in zip(batch, results, caps, strict=True):
-            transcript = self._read(result, len(request.audio) / SAMPLE_RATE, cap, frames)
-            transcript = replace(transcript, encode_s=encode_s)
-            reason = self._suspect(transcript)
-            transcripts.append(self._decode_full(request, reason) if reason else transcript)
-        return transcripts
+        results = self._whisper.model.generate(encoded, [tokens] * len(batch), beam_size=beam,
+                                               num_hypotheses=hypotheses, max_length=len(tokens) + max(caps),
+                                               return_scores=True, return_no_speech_prob=True, suppress_blank=True)
+        return [self._read(result, len(request.audio) / SAMPLE_RATE, cap, frames)
+                for request, result, cap in zip(batch, results, caps, strict=True)]
 
     def _features(self, audio: np.ndarray, frames: int) -> np.ndarray:
         features = self._whisper.feature_extractor(audio)[:, :frames]

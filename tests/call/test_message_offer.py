@@ -32,7 +32,7 @@ class ScriptedTranscriber:
     def __init__(self):
         self.lines = list(SCRIPT)
 
-    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False):
+    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False, settle=None):
         return Transcript(self.lines.pop(0), "en", len(audio) / 16000, 0.01, avg_logprob=-0.1)
 
 

@@ -147,9 +147,10 @@ def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_
     call = _call()
     reporter.call_started(call)  # so the reporter's own record writes find their call
     confirming = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="confirming", readings=4,
-                            first_heard="Half our will you travel.", topic="service area")
+                            first_heard="Half our will you travel.", topic="service area", asr_beam=True)
     reporter.turn_done(call, confirming)
-    reporter.turn_done(call, TurnRecord(started=2.0, transcript="Yes.", outcome="confirmed", readings=1))
+    reporter.turn_done(call, TurnRecord(started=2.0, transcript="Yes.", outcome="confirmed", readings=1,
+                                        asr_beam=False))
     reporter.turn_done(call, TurnRecord(started=3.0, transcript="do you take cheques", outcome="answered",
                                         readings=2))
     count = metrics.registry.get_sample_value
@@ -157,11 +158,14 @@ def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_
     assert count("agent_readings_chosen_total", {"reading": "first"}) == 2
     assert count("agent_turns_total", {"outcome": "confirming"}) == 1
     assert count("agent_turns_total", {"outcome": "confirmed"}) == 1
+    assert count("agent_asr_reads_total", {"read": "beam"}) == 1  # the greedy reading left a doubt
+    assert count("agent_asr_reads_total", {"read": "greedy"}) == 1
     store = SqliteCallStore(tmp_path / "calls.sqlite3")
     store.start_call(call)
     store.add_turn(call, 1, confirming)
     (turn,) = store.get("id1")["turns"]
-    assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area"}
+    assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area",
+                               "beam": True}
 
 
 def test_an_answer_taken_back_is_rewritten_as_cut_off_and_counted(tmp_path):

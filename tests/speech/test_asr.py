@@ -102,3 +102,67 @@ def test_speech_nobody_waits_on_can_be_decoded_in_the_full_window(resolved, tmp_
     full = Transcriber(resolved["asr"], min_window=3000)  # every utterance in the 30 s window
     asked, whole = windowed.transcribe(audio, full_window=True), full.transcribe(audio)
     assert asked.window_frames == whole.window_frames == 3000 and asked.text == whole.text
+
+
+def test_greedy_first_a_settled_reading_is_the_only_one_and_a_doubtful_one_is_read_again_by_the_beam(resolved,
+                                                                                                    tmp_path):
+    import time
+
+    from agent.speech.asr import Transcriber
+
+    transcriber = Transcriber(resolved["asr"], beam_size=5, greedy_first=True)
+    audio = _to_16k(synthesize_caller(tmp_path, SENTENCE))
+    judged = []
+    settled = transcriber.transcribe(audio, hypotheses=5, settle=lambda t: judged.append(t) or True)
+    assert len(judged) == 1 and judged[0].hypotheses == () and not judged[0].widened  # one greedy reading
+    assert settled.text == judged[0].text and settled.hypotheses == () and not settled.widened
+
+    def doubt(greedy):
+        time.sleep(0.2)  # a slow look-up: its time is the judge's, not Whisper's
+        return False
+
+    widened = transcriber.transcribe(audio, hypotheses=5, settle=doubt)
+    assert widened.widened and len(widened.hypotheses) == 5 and widened.judge_s >= 0.2
+    assert word_error_rate(SENTENCE, widened.text) <= 0.2, widened.text
+
+
+def test_a_settle_is_not_asked_unless_the_transcriber_reads_greedy_first(resolved, tmp_path):
+    from agent.speech.asr import Transcriber
+
+    audio = _to_16k(synthesize_caller(tmp_path, SENTENCE))
+    asked = []
+    beam_at_once = Transcriber(resolved["asr"], beam_size=5)
+    heard = beam_at_once.transcribe(audio, hypotheses=5, settle=lambda t: asked.append(t) or True)
+    assert not asked and len(heard.hypotheses) == 5 and not heard.widened
+
+
+def test_greedy_first_in_a_batch_the_beam_reads_again_only_the_doubtful_utterances(resolved, tmp_path):
+    import threading
+    import time
+
+    from agent.speech.asr import Transcriber
+
+    transcriber = Transcriber(resolved["asr"], beam_size=5, workers=1, max_batch=8, greedy_first=True)
+    sentences = ["What time do you open on Saturday?", "Where are you located?"]
+    audio = [_to_16k(synthesize_caller(tmp_path, s)) for s in sentences]
+    long_one = np.concatenate([_to_16k(synthesize_caller(tmp_path, SENTENCE))] * 12)
+    results: dict[int, object] = {}
+
+    def ask(n: int, pcm: np.ndarray) -> None:
+        # Only the question about Saturday is in doubt.
+        results[n] = transcriber.transcribe(pcm, hypotheses=5, settle=lambda t: "Saturday" not in t.text)
+
+    threads = [threading.Thread(target=ask, args=(-1, long_one))]
+    threads[0].start()
+    while transcriber._free:  # the long utterance has the replica while the two queue
+        time.sleep(0.001)
+    threads += [threading.Thread(target=ask, args=(n, a)) for n, a in enumerate(audio)]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[n].batch for n in range(2)] == [2, 2]
+    assert results[0].widened and len(results[0].hypotheses) == 5
+    assert not results[1].widened and results[1].hypotheses == ()
+    for n, sentence in enumerate(sentences):
+        assert word_error_rate(sentence, results[n].text) <= 0.2, results[n].text
