@@ -188,7 +188,8 @@ class Replies:
                 # in, the agent's own response and the way out.
                 event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
-                      **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
+                      **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason),
+                                           ("asr_beam", turn.asr_beam)) if v},
                       speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
     async def _prepared(self, utterance: SpeechEnded, preparing: asyncio.Task,
