@@ -128,8 +128,10 @@ class Settings:
     asr_beam_size: int = setting(5, "Whisper beam width; every distinct reading of the beam's best is weighed "
                                  "against the KB (see call.understand). 1: greedy, one reading, fastest.",
                                  low=1, high=10)
-    asr_greedy_first: bool = setting(True, "Whisper reads each question greedily first, and with the beam only when "
-                                     "the KB does not back that reading firmly or Whisper was unsure (call/hear).")
+    asr_greedy_first: bool = setting(False, "Whisper reads each question greedily first, and with the beam only "
+                                     "when that reading leaves a doubt (call/hear). Off: on real calls it made the "
+                                     "Whisper stage's median no lower and its p95 higher, and saved no CPU under "
+                                     "load (docs/hearing.md).")
     asr_threads: int = setting(1, "Threads each Whisper decode runs on. One: on 2 CPU cores a second thread made "
                                "one decode alone a little faster (eval.asr_threads) but calls slower from 8 callers "
                                "on, two replicas then asking for four threads (eval.load).",

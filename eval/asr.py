@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.manifest import load_manifest
     from agent.models.verify import resolve
-    from agent.speech.asr import FULL_WINDOW, MIN_WINDOW, Transcriber
+    from agent.speech.asr import Transcriber
+    from agent.speech.window import FULL_WINDOW, MIN_WINDOW
     from eval.replay import kb_hint
 
     settings = settings_module.parse([], os.environ)

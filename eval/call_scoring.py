@@ -167,6 +167,7 @@ def _hear(received: np.ndarray, first_tick: int, end_tick: int, transcriber, hin
 def scorer(model):
     """The scorer's ears: the same Whisper model in its full 30 s window (its most accurate), not the agent's
     faster utterance-sized one."""
-    from agent.speech.asr import FULL_WINDOW, Transcriber
+    from agent.speech.asr import Transcriber
+    from agent.speech.window import FULL_WINDOW
 
     return Transcriber(model, threads=1, min_window=FULL_WINDOW)

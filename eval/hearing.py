@@ -237,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.manifest import load_manifest
     from agent.models.verify import resolve
-    from agent.speech.asr import FULL_WINDOW, Transcriber
+    from agent.speech.asr import Transcriber
+    from agent.speech.window import FULL_WINDOW
 
     env = dict(os.environ)
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))

@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from agent import settings as settings_module
     from agent.models.load import resolve_all
-    from agent.speech.asr import FULL_WINDOW, Transcriber
+    from agent.speech.asr import Transcriber
+    from agent.speech.window import FULL_WINDOW
 
     settings = settings_module.parse([], os.environ)
     scorer = Transcriber(resolve_all(settings)["asr"], threads=1, min_window=FULL_WINDOW)

@@ -99,7 +99,8 @@ def heard_goodbye(text: str) -> bool:
 
 @functools.cache
 def _scorer(model):
-    from agent.speech.asr import FULL_WINDOW, Transcriber
+    from agent.speech.asr import Transcriber
+    from agent.speech.window import FULL_WINDOW
 
     return Transcriber(model, min_window=FULL_WINDOW, beam_size=5)
 

@@ -35,7 +35,8 @@ from agent.call.commands import UNCLARIFIED, Action, Clarified
 from agent.knowledge.base import KnowledgeBase, Reply
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.text import stem_words
-from agent.speech.asr import MAX_COMPRESSION, Hypothesis, Transcript
+from agent.speech.asr import Hypothesis, Transcript
+from agent.speech.window import MAX_COMPRESSION
 
 ASK_AGAIN_TEXT = "Sorry, I didn't catch that. Could you say it again?"
 NOT_THAT_TEXT = "Sorry, my mistake. Could you say your question again?"

@@ -1,18 +1,12 @@
 """Speech recognition: Whisper (CTranslate2) on 16 kHz audio, one utterance at a time, in a window sized
 to the utterance.
 
-faster-whisper pads every utterance to Whisper's 30 s window, so a 2 s question costs the encoder as
-much as a 30 s one. CTranslate2's encoder also takes fewer mel frames. Measured with `eval.asr` on
-150 Asterisk prompts (tiny.en): a 10 s window (longer utterances get theirs plus 1 s) gives the 30 s
-window's WER at a third of its time; shorter windows cost WER (see README). Short windows fail one
-way: the decoder reads the utterance again and again before it ends. So the guards: the decode is
-capped at a length tied to the audio's duration, a transcript that is one phrase repeated keeps the
-phrase once, and when the cap is hit or the text still compresses like a loop, the utterance is
-decoded again the faster-whisper way, in the full window (with its temperature fallback).
+The window and its guards are in speech.window: when the cap is hit or the text still compresses like a loop,
+the utterance is decoded again the faster-whisper way, in the full window (with its temperature fallback).
 
-With `settle`, the utterance is first read greedily, and the beam reads it again, from the same encoding, only
-when the caller's judge (call.hear: Whisper was sure and the KB acts on that reading at once) does not settle on
-it: most clear questions then cost the encoder and a greedy decode, and only the doubtful ones the beam too.
+With `greedy_first` and a `settle`, the utterance is first read greedily, and the beam reads it again, from the
+same encoding, only when the caller's judge (call.hear: Whisper was sure and the KB acts on that reading at once)
+does not settle on it (measured, and off by default: see call.hear).
 
 When several calls end their turns together, their utterances queue for the model. With `max_batch` > 1
 whoever gets a replica next decodes its share of the queue in one batch (one encode and one generate over
@@ -22,10 +16,8 @@ decoding side by side (eval.asr_batch).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -35,13 +27,16 @@ from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 
 from agent.models.verify import ResolvedModel
-
-SAMPLE_RATE = 16000
-FRAMES_PER_S = 100  # Whisper's mel hop is 10 ms
-FULL_WINDOW = 3000
-MIN_WINDOW = 1000
-MARGIN = 100
-MAX_COMPRESSION = 2.4  # faster-whisper's own threshold for a looping decode
+from agent.speech.window import (
+    FULL_WINDOW,
+    MAX_COMPRESSION,
+    MIN_WINDOW,
+    SAMPLE_RATE,
+    compression_ratio,
+    strip_repeats,
+    token_cap,
+    window_frames,
+)
 
 
 @dataclass(frozen=True)
@@ -90,32 +85,6 @@ class Transcript:
     """Time spent judging the greedy reading (`settle`), in the decoding thread but not in `decode_s`."""
 
 
-def window_frames(samples: int, minimum: int = MIN_WINDOW) -> int:
-    """Encoder window for an utterance: at least `minimum` frames, else the utterance plus a margin."""
-    needed = -(-samples * FRAMES_PER_S // SAMPLE_RATE) + MARGIN
-    return min(FULL_WINDOW, max(minimum, needed))
-
-
-def token_cap(audio_s: float) -> int:
-    """The most tokens a decode of `audio_s` seconds may produce: English speech runs at about three
-    tokens a second, so twice that plus a dozen only cuts off a loop."""
-    return int(12 + 6 * audio_s)
-
-
-def strip_repeats(text: str) -> tuple[str, bool]:
-    """'Press 1. Press 1. Press' -> ('Press 1.', True): the shortest phrase whose repetition (the last copy
-    possibly cut short) makes up the whole text, compared word by word without case or punctuation."""
-    words = text.split()
-    keys = [re.sub(r"[^\w]", "", w.lower()) for w in words]
-    last = len(keys) - 1
-    for period in range(1, len(keys) // 2 + 1):
-        # The cap may fall inside the last word ("What" of "What's"): it only has to begin like its twin.
-        if all(keys[i] == keys[i + period] or (i + period == last and keys[i].startswith(keys[last]))
-               for i in range(len(keys) - period)):
-            return " ".join(words[:period]), True
-    return text, False
-
-
 @dataclass(eq=False)
 class _Request:
     """One utterance waiting for the model, and what became of it."""
@@ -129,11 +98,6 @@ class _Request:
     asked: float = field(default_factory=time.perf_counter)
     done: bool = False
     result: Transcript | BaseException | None = None
-
-
-def compression_ratio(text: str) -> float:
-    raw = text.encode("utf-8")
-    return len(raw) / len(zlib.compress(raw)) if raw else 1.0
 
 
 class Transcriber:

@@ -46,19 +46,25 @@ def test_a_repeat_is_read_again_by_the_beam_unless_its_answer_is_firm():
     assert settles(*understood(Action.ANSWER, 0.60), REPEATED)
 
 
-def test_a_clear_question_the_kb_answers_is_heard_greedily_with_its_look_up_kept(models, bundled_kb, tmp_path):
+def greedy_first(resolved):
+    from agent.speech.asr import Transcriber
+
+    return Transcriber(resolved["asr"], beam_size=5, greedy_first=True)
+
+
+def test_a_clear_question_the_kb_answers_is_heard_greedily_with_its_look_up_kept(resolved, bundled_kb, tmp_path):
     from agent.knowledge.memory import CallMemory
 
     audio = int16_to_float(synthesize_caller(tmp_path, "What are your opening hours during the week?", rate=16000))
-    heard = hear(models.transcriber, bundled_kb, CallMemory(), audio, bundled_kb.vocabulary_hint())
+    heard = hear(greedy_first(resolved), bundled_kb, CallMemory(), audio, bundled_kb.vocabulary_hint())
     assert not heard.transcript.widened and heard.transcript.hypotheses == ()
     assert heard.readings is not None and "8 a.m. to 6 p.m." in " ".join(heard.readings[0].reply.sentences)
 
 
-def test_a_repeated_question_the_kb_declines_is_read_again_by_the_beam(models, bundled_kb, tmp_path):
+def test_a_repeated_question_the_kb_declines_is_read_again_by_the_beam(resolved, bundled_kb, tmp_path):
     from agent.knowledge.memory import CallMemory
 
     audio = int16_to_float(synthesize_caller(tmp_path, "What will the weather be like tomorrow?", rate=16000))
-    heard = hear(models.transcriber, bundled_kb, CallMemory(), audio, bundled_kb.vocabulary_hint(), REPEATED)
-    assert heard.transcript.widened and len(heard.transcript.hypotheses) == models.transcriber.beam_size
+    heard = hear(greedy_first(resolved), bundled_kb, CallMemory(), audio, bundled_kb.vocabulary_hint(), REPEATED)
+    assert heard.transcript.widened and len(heard.transcript.hypotheses) == 5
     assert heard.readings is None  # the beam's readings are looked up by whoever acts on them
