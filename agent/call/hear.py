@@ -75,6 +75,5 @@ def hear(transcriber: Transcriber, knowledge: KnowledgeBase, memory: CallMemory,
         judged[greedy.text] = readings
         return settles(greedy, understand(greedy, readings, clarified), clarified)
 
-    transcript = transcriber.transcribe(audio, hint, hypotheses=transcriber.beam_size,
-                                        settle=settle)
+    transcript = transcriber.transcribe(audio, hint, hypotheses=transcriber.beam_size, settle=settle)
     return Heard(transcript, None if transcript.widened else judged.get(transcript.text))

@@ -1,5 +1,8 @@
 """Whisper tiny.en on a telephone-band caller: 8 kHz speech, resampled to 16 kHz as on a call."""
 
+import threading
+import time
+
 import numpy as np
 
 from agent.audio.pcm import StreamResampler, int16_to_float
@@ -13,6 +16,27 @@ def _to_16k(pcm8: np.ndarray) -> np.ndarray:
     resampler = StreamResampler(8000, 16000)
     frames = [resampler.push(pcm8[i:i + 160]) for i in range(0, len(pcm8), 160)]
     return int16_to_float(np.concatenate(frames + [resampler.flush()]))
+
+
+def _queued_behind_a_long_utterance(transcriber, long_one: np.ndarray, utterances: list[np.ndarray],
+                                    transcribe) -> dict:
+    """`transcribe(pcm)` of each utterance from its own thread, all queued while `long_one` (35 s: Whisper's full
+    window) holds the transcriber's one replica; the transcripts by index, the long one's at -1."""
+    results: dict[int, object] = {}
+
+    def ask(n: int, pcm: np.ndarray) -> None:
+        results[n] = transcribe(pcm)
+
+    threads = [threading.Thread(target=ask, args=(-1, long_one))]
+    threads[0].start()
+    while transcriber._free:  # the long utterance has the replica
+        time.sleep(0.001)
+    threads += [threading.Thread(target=ask, args=(n, a)) for n, a in enumerate(utterances)]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
 
 
 def test_transcribes_espeak_speech_sent_at_8khz(models, tmp_path):
@@ -43,8 +67,6 @@ def test_a_short_window_decode_is_measured_and_matches_the_full_window(models, t
 
 
 def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch(resolved, tmp_path):
-    import threading
-    import time
 
     from agent.speech.asr import Transcriber
 
@@ -52,21 +74,8 @@ def test_utterances_queued_behind_a_busy_model_are_decoded_together_in_one_batch
     sentences = ["What time do you open on Saturday?", "Where are you located?", SENTENCE]
     audio = [_to_16k(synthesize_caller(tmp_path, s)) for s in sentences]
     # 35 s of speech needs Whisper's full window: the one replica is busy with it for a while.
-    long_one = np.concatenate([audio[2]] * 12)
-    results: dict[int, object] = {}
-
-    def ask(n: int, pcm: np.ndarray) -> None:
-        results[n] = transcriber.transcribe(pcm)
-
-    threads = [threading.Thread(target=ask, args=(-1, long_one))]
-    threads[0].start()
-    while transcriber._free:  # the long utterance has the replica
-        time.sleep(0.001)
-    threads += [threading.Thread(target=ask, args=(n, a)) for n, a in enumerate(audio)]
-    for thread in threads[1:]:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = _queued_behind_a_long_utterance(transcriber, np.concatenate([audio[2]] * 12), audio,
+                                              transcriber.transcribe)
     assert results[-1].batch == 1 and results[-1].window_frames == 3000
     assert [results[n].batch for n in range(3)] == [3, 3, 3]  # the long one held the replica until all queued
     assert transcriber.decoded == 4  # every utterance counted once, batched or not (the decodes a turn costs)
@@ -87,8 +96,6 @@ def test_speech_nobody_waits_on_can_be_decoded_in_the_full_window(resolved, tmp_
 
 def test_greedy_first_a_settled_reading_is_the_only_one_and_a_doubtful_one_is_read_again_by_the_beam(resolved,
                                                                                                     tmp_path):
-    import time
-
     from agent.speech.asr import Transcriber
 
     transcriber = Transcriber(resolved["asr"], beam_size=5, greedy_first=True)
@@ -118,8 +125,6 @@ def test_a_settle_is_not_asked_unless_the_transcriber_reads_greedy_first(resolve
 
 
 def test_greedy_first_in_a_batch_the_beam_reads_again_only_the_doubtful_utterances(resolved, tmp_path):
-    import threading
-    import time
 
     from agent.speech.asr import Transcriber
 
@@ -127,21 +132,9 @@ def test_greedy_first_in_a_batch_the_beam_reads_again_only_the_doubtful_utteranc
     sentences = ["What time do you open on Saturday?", "Where are you located?"]
     audio = [_to_16k(synthesize_caller(tmp_path, s)) for s in sentences]
     long_one = np.concatenate([_to_16k(synthesize_caller(tmp_path, SENTENCE))] * 12)
-    results: dict[int, object] = {}
-
-    def ask(n: int, pcm: np.ndarray) -> None:
-        # Only the question about Saturday is in doubt.
-        results[n] = transcriber.transcribe(pcm, hypotheses=5, settle=lambda t: "Saturday" not in t.text)
-
-    threads = [threading.Thread(target=ask, args=(-1, long_one))]
-    threads[0].start()
-    while transcriber._free:  # the long utterance has the replica while the two queue
-        time.sleep(0.001)
-    threads += [threading.Thread(target=ask, args=(n, a)) for n, a in enumerate(audio)]
-    for thread in threads[1:]:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    # Only the question about Saturday is in doubt.
+    results = _queued_behind_a_long_utterance(transcriber, long_one, audio, lambda pcm: transcriber.transcribe(
+        pcm, hypotheses=5, settle=lambda t: "Saturday" not in t.text))
     assert [results[n].batch for n in range(2)] == [2, 2]
     assert results[0].widened and len(results[0].hypotheses) == 5
     assert not results[1].widened and results[1].hypotheses == ()
