@@ -2,6 +2,8 @@
 wheel it makes, and what the installed module says it holds."""
 
 import hashlib
+import io
+import tarfile
 import zipfile
 
 import pytest
@@ -112,3 +114,35 @@ def test_without_the_source_it_says_why_in_one_line_and_keeps_the_installed_pjsu
     assert line.startswith("pjsua2: not built from source: no Debian mirror") and "4 calls" in line
     assert command.installed_version() == before
     assert command.main(["--cache", str(tmp_path), "--require"]) == 1  # the image build stops instead
+
+
+def _tarball(path, entries):
+    """A tar of `entries`: (name, kind) with kind 'file', 'dir' or 'symlink'."""
+    with tarfile.open(path, "w") as archive:
+        for name, kind in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            elif kind == "symlink":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                archive.addfile(info)
+            else:
+                info.size, info.mode = 3, 0o4777
+                archive.addfile(info, io.BytesIO(b"abc"))
+    return path
+
+
+def test_a_source_tarball_unpacks_its_files_and_folders_without_setuid_bits(tmp_path):
+    with tarfile.open(_tarball(tmp_path / "ok.tar", [("src", "dir"), ("src/configure", "file")])) as archive:
+        members = build.plain_members(archive)
+        archive.extractall(tmp_path / "out", members=members)
+    unpacked = tmp_path / "out" / "src" / "configure"
+    assert unpacked.read_bytes() == b"abc" and unpacked.stat().st_mode & 0o7777 == 0o755
+
+
+@pytest.mark.parametrize("entry", [("../escape", "file"), ("/etc/cron.d/x", "file"), ("src/link", "symlink")])
+def test_a_source_tarball_with_a_path_outside_its_folder_or_a_link_is_refused(tmp_path, entry):
+    with tarfile.open(_tarball(tmp_path / "bad.tar", [("src", "dir"), entry])) as archive, \
+            pytest.raises(build.Unavailable, match="source tarball"):
+        build.plain_members(archive)

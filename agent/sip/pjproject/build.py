@@ -158,12 +158,30 @@ def _run(step: str, command: list[str], cwd: Path, log: Path, env: dict | None =
         raise Unavailable(f"{step} failed (exit {result.returncode}; see {log})")
 
 
+def plain_members(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The archive's directories and regular files, each refused unless it unpacks inside the target folder.
+
+    Written out because `extractall(filter="data")` arrived in Python 3.11.4 and Debian 12 ships 3.11.2; a
+    source tarball needs no links, devices or modes beyond rwx, so anything else is an error, not a skip.
+    """
+    members = []
+    for member in archive.getmembers():
+        path = Path(member.name)
+        if path.is_absolute() or ".." in path.parts:
+            raise Unavailable(f"the source tarball names a path outside its folder: {member.name!r}")
+        if not (member.isdir() or member.isfile()):
+            raise Unavailable(f"the source tarball holds a link or special file: {member.name!r}")
+        member.mode &= 0o755
+        members.append(member)
+    return members
+
+
 def compile_module(tarball: Path, work: Path, config_site: str, log: Path) -> tuple[Path, Path]:
     """pjproject unpacked, configured and built; returns SWIG's pjsua2.py and the compiled _pjsua2 module."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     with tarfile.open(tarball) as archive:
-        archive.extractall(work, filter="data")
+        archive.extractall(work, members=plain_members(archive))
     (source,) = [p for p in work.iterdir() if p.is_dir()]
     makefile = source / "pjmedia" / "build" / "Makefile"
     text = makefile.read_text()
