@@ -32,7 +32,7 @@ from eval.chromium import Chromium
 from eval.ports import free_port_block
 from eval.replay import TOKEN, VOICES, kb_hint, question_audio, run_call
 from eval.report import percentile
-from eval.retrieval import contains_any
+from eval.scoring import contains_any
 from eval.wire import latency_split, speech_bounds
 
 LEVEL = 0.01

@@ -19,8 +19,7 @@ from agent.audio.pcm import StreamResampler
 from eval.caller import load_wav
 from eval.cases import Case
 from eval.recording import Legs
-from eval.retrieval import contains_any
-from eval.scoring import normalize
+from eval.scoring import contains_any, normalize
 from eval.wire import (
     TICK_MS,
     barge_in_reaction_ms,

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.scoring import contains_any
+
 PAUSE = "…"
 """In a case's `say`: the caller hesitates here (for the case's `pause_ms`)."""
 PAUSE_MS = 600
@@ -23,12 +25,27 @@ class Case:
     audio: Path | None
     """A WAV of the question, resolved against the cases file's directory."""
     expect_any: tuple[str, ...]
+    """Right answers hold one of these (after eval.scoring.normalize)."""
     expect_abstain: bool
+    """An out-of-KB question: only a decline is right."""
     barge_in_at_ms: int | None = None
     repeat_audio: Path | None = None
     """A WAV of the question said again, for a caller asked to repeat it (default: the same audio)."""
     pause_ms: int = PAUSE_MS
     """Silence the caller leaves at each PAUSE mark in `say` (a hesitation mid-question)."""
+    expect_heading: str = ""
+    """Instead of `expect_any`: a right answer is read from the section under this heading (a FAQ's own question,
+    whose answer is its whole section)."""
+    kind: str = ""
+    """What is asked ("price", "time", "place", "contact", "yesno", "negative", "condition", "followup", "oos",
+    ...), for reports by kind."""
+
+
+def right_answer(case: Case, text: str, headings: list[str]) -> bool:
+    """Whether an answer (its text, and the heading paths of the sections it was read from) answers the case."""
+    if case.expect_heading:
+        return any(h.rpartition(" > ")[2] == case.expect_heading for h in headings)
+    return contains_any(text, case.expect_any)
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -50,11 +67,13 @@ def load_cases(path: Path) -> list[Case]:
             raise ValueError(f"{path}:{number}: case {raw['id']} needs 'say' or 'audio'")
         expect_any = tuple(raw.get("expect_any") or ())
         abstain = bool(raw.get("expect_abstain", False))
-        if bool(expect_any) == abstain:
-            raise ValueError(f"{path}:{number}: case {raw['id']} needs exactly one of expect_any / expect_abstain")
+        heading = str(raw.get("expect_heading") or "")
+        if bool(expect_any) + abstain + bool(heading) != 1:
+            raise ValueError(f"{path}:{number}: case {raw['id']} needs exactly one of expect_any / expect_abstain / "
+                             "expect_heading")
         cases.append(Case(str(raw["id"]), str(raw.get("call", raw["id"])), raw.get("say"),
                           path.parent / raw["audio"] if raw.get("audio") else None, expect_any, abstain,
                           raw.get("barge_in_at_ms"),
                           path.parent / raw["repeat_audio"] if raw.get("repeat_audio") else None,
-                          int(raw.get("pause_ms", PAUSE_MS))))
+                          int(raw.get("pause_ms", PAUSE_MS)), heading, str(raw.get("kind", ""))))
     return cases

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eval.agent_process import AgentProcess
-from eval.retrieval import contains_any
-from eval.scoring import normalize, word_error_rate
+from eval.scoring import contains_any, normalize, word_error_rate
 from eval.wire import latency_split
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from eval.cases import Case, load_cases
+from eval.dialogue import Calls, ask, verdict
 from eval.noise import Line, babble_talkers, mix
-from eval.retrieval import build_knowledge, contains_any
+from eval.retrieval import build_knowledge
 from eval.scoring import word_error_rate
 
 VOICES = ("slt", "rms", "awb")
@@ -56,10 +57,6 @@ def telephone(pcm8: np.ndarray) -> np.ndarray:
     from eval.recording import ulaw_decode
 
     return to_16k(ulaw_decode(ulaw_encode(pcm8)))
-
-
-REPEAT_STRETCH = 1.25
-"""A caller asked to repeat says it again, a quarter slower."""
 
 
 def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarray:
@@ -111,87 +108,34 @@ def whisper_hint(knowledge, hint: str) -> str | None:
     return None
 
 
-MAX_EXCHANGES = 5
-"""Exchanges about one question before the eval gives up on it (the agent bounds its own clarifications)."""
-
-
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: str = "kb",
              line: Line | None = None) -> list[dict]:
-    """Each case as on a call, decided by the agent's own call core: heard (every reading of the beam weighed
-    against the KB), then answered, confirmed or asked again; the caller answers a confirmation as the person
-    who asked would (eval.repeats) and repeats the question a quarter slower when asked to."""
-    from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
-    from agent.call.core import CallCore
-    from agent.call.hear import hear, worth_reading
-    from agent.call.limits import CallLimits
-    from agent.call.understand import read, understand
-    from agent.knowledge.memory import CallMemory
-    from eval.repeats import about, reply_to_confirmation
+    """Each case as on a call, decided by the agent's own call core (eval.dialogue): heard by the agent's Whisper
+    (every reading of the beam weighed against the KB), then answered, confirmed or asked again."""
+    from agent.call.hear import hear
 
-    calls: dict[str, tuple[CallMemory, CallCore]] = {}
-    chunks = [c.chunk for c in knowledge.index.snapshot.chunks]
     prompt = whisper_hint(knowledge, hint)
+
+    def listen(said: str, stretch: float, memory, clarified):
+        audio = caller_audio(said, voice, folder, stretch, line)
+        return hear(transcriber, knowledge, memory, audio, prompt, clarified)
+
+    calls = Calls(knowledge)
     rows = []
     for case in cases:
-        if not case.say:
-            continue
-        memory, core = calls.setdefault(case.call, (CallMemory(), CallCore(CallLimits(0.0, 1e9, 1e9, 1e9))))
-        said, stretch, exchanges, confirming, answer = case.say, 1.0, [], None, None
-        while answer is None and len(exchanges) < MAX_EXCHANGES:
-            audio = caller_audio(said, voice, folder, stretch, line)
-            heard = hear(transcriber, knowledge, memory, audio, prompt, core.clarified)
-            transcript = heard.transcript
-            # Whisper's time, as the agent's turn record has it (the greedy reading's look-up is the KB's time).
-            asr_ms = (transcript.queue_s + transcript.decode_s) * 1000
-            readings = heard.readings
-            if readings is None and worth_reading(transcript):
-                readings = read(knowledge, memory, transcript)
-            understanding = understand(transcript, readings, core.clarified) if readings is not None else None
-            reply = understanding.reply if understanding else None
-            outcome, commands = core.heard(
-                understanding.chosen.hypothesis.text if understanding else transcript.text,
-                action=understanding.action if understanding else None,
-                abstained=bool(reply and reply.abstained),
-                chunks=frozenset(s.chunk_id for s in reply.sources) if reply else frozenset())
-            exchanges.append({"said": said, "heard": transcript.text, "outcome": outcome.value,
-                              "chosen": understanding.chosen.hypothesis.text if understanding else "",
-                              "topic": understanding.topic if understanding else "", "asr_ms": round(asr_ms, 1),
-                              "avg_logprob": round(transcript.avg_logprob, 3), "widened": transcript.widened,
-                              "evidence": round(reply.evidence, 3) if reply else None,
-                              "readings": [[r.hypothesis.text, round(r.hypothesis.avg_logprob, 3),
-                                            round(r.reply.own_evidence, 3), round(r.reply.evidence, 3),
-                                            r.reply.abstained] for r in understanding.readings]
-                              if understanding else []})
-            for command in commands:
-                if isinstance(command, SpeakReply):
-                    answer = confirming.reply if command.confirmed else reply
-                elif isinstance(command, Confirm):
-                    confirming = understanding
-                    said, stretch = reply_to_confirmation(understanding.topic, about(case, chunks)), 1.0
-                elif isinstance(command, Say):  # asked to say the question again
-                    said, stretch = case.say, REPEAT_STRETCH
-            if outcome is TurnOutcome.IGNORED:
-                break
-        if answer is not None:
-            knowledge.commit(memory, answer)
-        rows.append(_row(case, voice, exchanges, answer))
+        if case.say:
+            exchanges, answer = ask(calls, case, listen)
+            rows.append(_row(case, voice, exchanges, answer))
     return rows
 
 
 def _row(case: Case, voice: str, exchanges: list[dict], answer) -> dict:
-    answered = answer is not None and not answer.abstained
-    correct = answer is not None and (answer.abstained if case.expect_abstain
-                                      else answered and contains_any(answer.text, case.expect_any))
     first = exchanges[0]
     return {"id": case.id, "voice": voice, "said": case.say, "heard": first["heard"], "exchanges": exchanges,
-            "first_try": len(exchanges) == 1 and correct, "asked_again": sum(
-                e["outcome"] in ("asked again", "not confirmed") for e in exchanges),
-            "confirmations": sum(e["outcome"] == "confirming" for e in exchanges),
+            **verdict(case, exchanges, answer),
             "other_reading": first["chosen"] != first["heard"] and bool(first["chosen"]),
             "question_wer": round(word_error_rate(case.say, first["heard"]), 3),
             "avg_logprob": first["avg_logprob"], "evidence": first["evidence"],
-            "answer": answer.text if answer is not None else "", "abstained": answer is None or answer.abstained,
-            "out_of_kb": case.expect_abstain, "correct": correct, "wrong_answer": answered and not correct,
             "asr_ms": first["asr_ms"], "widened": first["widened"]}
 
 

@@ -35,8 +35,8 @@ from eval.cases import Case, load_cases
 from eval.hearing import speak
 from eval.ports import free_port_block
 from eval.replay import kb_hint
-from eval.retrieval import contains_any
 from eval.rtp_caller import FRAME, CallResult, Script, place_call
+from eval.scoring import contains_any
 from eval.wire import response_latency_ms, voiced_ticks
 
 TARGET_P95_MS = 1200.0

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from agent.knowledge.chunking import Chunk
 from agent.knowledge.text import sentences, tokens
 from eval.cases import Case
-from eval.retrieval import contains_any
+from eval.scoring import contains_any
 
 YES = "Yes, that's right."
 NO = "No."

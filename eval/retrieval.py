@@ -30,13 +30,7 @@ from agent.knowledge.grounding import unsupported
 from agent.knowledge.memory import CallMemory
 from eval.cases import Case, load_cases
 from eval.llm_phrasing import LlmPhrasing
-from eval.scoring import normalize
-
-
-def contains_any(text: str, expected: tuple[str, ...]) -> bool:
-    """An expected string appears in the text, after normalising case, punctuation and numbers."""
-    haystack = f" {normalize(text)} "
-    return any(f" {normalize(e)} " in haystack for e in expected)
+from eval.scoring import contains_any
 
 
 def build_knowledge(kb_dir: Path, data_dir: Path, env: dict[str, str]) -> KnowledgeBase:

@@ -45,6 +45,12 @@ def normalize(text: str) -> str:
     return " ".join(BRITISH_TO_AMERICAN.get(word, word) for word in text.split())
 
 
+def contains_any(text: str, expected: tuple[str, ...]) -> bool:
+    """An expected string appears in the text, after normalising case, punctuation and numbers."""
+    haystack = f" {normalize(text)} "
+    return any(f" {normalize(e)} " in haystack for e in expected)
+
+
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:
     previous = list(range(len(hypothesis) + 1))
     for i, ref in enumerate(reference, 1):

@@ -29,8 +29,8 @@ from eval.cases import load_cases
 from eval.hearing import speak
 from eval.load import process_usage
 from eval.ports import free_port_block
-from eval.retrieval import contains_any
 from eval.rtp_caller import FRAME, Script, place_call
+from eval.scoring import contains_any
 
 CALL_TICKS = 50  # a second: long enough for the greeting to start
 

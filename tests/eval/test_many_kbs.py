@@ -1,0 +1,71 @@
+"""The many-KB benchmark's data and its FAQ reader: every case can be answered as written, FAQs parse."""
+
+import pytest
+
+from eval.cases import load_cases, right_answer
+from eval.faq_text import as_markdown, parse_debian_faq, parse_qa_faq
+from eval.many_kbs import KBS, faq_cases, halves
+from eval.scoring import contains_any
+
+AUTHORED = [name for half in halves().values() for name in half if not name.startswith("faq:")]
+
+
+def test_the_halves_share_no_kb_and_each_has_every_writing_style():
+    split = halves()
+    assert not set(split["dev"]) & set(split["test"])
+    assert len(AUTHORED) >= 8 and all(n.startswith("faq:") for n in set(sum(split.values(), [])) - set(AUTHORED))
+
+
+@pytest.mark.parametrize("name", AUTHORED)
+def test_every_expected_answer_is_in_its_kb_as_written(name):
+    text = "\n".join(p.read_text() for p in sorted((KBS / name / "kb").glob("*.md")))
+    cases = load_cases(KBS / name / "cases.jsonl")
+    missing = [c.id for c in cases if c.expect_any and not any(contains_any(text, (e,)) for e in c.expect_any)]
+    assert not missing
+    assert sum(c.expect_abstain for c in cases) >= 4 and all(c.kind for c in cases)
+
+
+DEBIAN_TEXT = """Table of contents
+    1.1. What is this FAQ?
+
+Chapter 1. Definitions and overview
+
+1.1. What is this FAQ?
+
+    This document gives frequently asked questions.
+
+    * one bullet
+    * another
+
+1.2. How does the Debian project fit in or compare with the Free
+Software Foundation's GNU project?
+
+    The Debian system builds on the ideals of free software.
+
+1.2.1. A sub-section
+
+    More of the same answer.
+"""
+
+
+def test_the_debian_faq_layout_gives_each_question_its_answer_wrapped_headings_joined():
+    entries = parse_debian_faq(DEBIAN_TEXT)
+    assert [e.question for e in entries] == ["What is this FAQ?", "How does the Debian project fit in or compare "
+                                             "with the Free Software Foundation's GNU project?"]
+    assert entries[0].answer == "This document gives frequently asked questions.\n\n- one bullet\n\n- another"
+    assert entries[1].answer.endswith("More of the same answer.") and entries[1].chapter == "Definitions and overview"
+
+
+def test_a_q_and_a_faq_becomes_one_section_a_question():
+    entries = parse_qa_faq("XZ FAQ\n\nQ:  What do the letters\n    XZ mean?\n\nA:  Nothing. They are\n    two letters.\n")
+    assert [(e.question, e.answer) for e in entries] == [("What do the letters XZ mean?",
+                                                          "Nothing. They are two letters.")]
+    assert "## What do the letters XZ mean?\n\nNothing." in as_markdown("XZ FAQ", entries)
+
+
+def test_a_faq_question_is_answered_by_its_own_section_and_other_faqs_are_out_of_kb():
+    own, other = parse_qa_faq("Q:  Is it free?\n\nA:  Yes.\n"), parse_qa_faq("Q:  Does it fly?\n\nA:  No.\n")
+    cases = faq_cases("x", own, other)
+    assert [(c.say, c.expect_abstain) for c in cases] == [("Is it free?", False), ("Does it fly?", True)]
+    assert right_answer(cases[0], "Yes.", ["XZ FAQ > Is it free?"])
+    assert not right_answer(cases[0], "Yes.", ["XZ FAQ > Does it fly?"])
