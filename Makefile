@@ -6,11 +6,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser, PostgreSQL).
-DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgresql
+# Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser, PostgreSQL),
+# Docker Engine with a way to make Debian images from Debian's archive (the deployment tests start it), and a
+# FAQ nobody here wrote (the many-KB benchmark, eval.many_kbs).
+DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgresql docker.io mmdebstrap \
+	debian-faq
 # What pjsua2 is built from source with: Debian's codec and crypto libraries (agent/sip/pjproject).
-BUILD_DEBS := build-essential swig pkg-config xz-utils libsrtp2-dev libspeex-dev libspeexdsp-dev libgsm1-dev \
-	libopus-dev libssl-dev uuid-dev
+BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev libspeex-dev libspeexdsp-dev \
+	libgsm1-dev libopus-dev libssl-dev uuid-dev
 
 .PHONY: run test install models test-models pjsua2 debs build-debs lint
 
@@ -26,7 +29,8 @@ lint: install
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); \
+		echo "$(PYTHON) -m venv needs Debian's python3-venv"; $(call apt_install,python3-venv); $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
