@@ -7,6 +7,7 @@ default. Every field's help text is its documentation (`python -m agent --help`)
 from __future__ import annotations
 
 import argparse
+import difflib
 import ipaddress
 import re
 import types
@@ -345,8 +346,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            help=f"{f.metadata['help']} [{env_name(f.name)}, default {default}]")
 
 
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """AGENT_* variables that are no setting, each with the nearest real one ("AGENT_SRTPP (did you mean
+    AGENT_SRTP?)"): a typo would otherwise change nothing and say nothing."""
+    known = [env_name(f.name) for f in fields(Settings)]
+    out = []
+    for name in sorted(k for k in env if k.startswith("AGENT_") and k not in known):
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        out.append(f"{name} (did you mean {near[0]}?)" if near else name)
+    return out
+
+
 def load(env: Mapping[str, str], flags: argparse.Namespace | None = None) -> Settings:
-    """Build Settings from flags over environment over defaults; raise SettingsError on the first bad value."""
+    """Build Settings from flags over environment over defaults; raise SettingsError on the first bad value or on
+    an AGENT_* variable that is no setting."""
+    unknown = unknown_variables(env)
+    if unknown:
+        raise SettingsError(f"not a setting: {', '.join(unknown)}; `python -m agent --help` lists every setting")
     hints = typing.get_type_hints(Settings)
     values: dict[str, object] = {}
     for f in fields(Settings):

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import Settings, SettingsError, env_name, parse
+from agent.settings import Settings, SettingsError, env_name, load, parse, unknown_variables
 
 
 def test_defaults_bind_to_loopback():
@@ -127,3 +127,12 @@ def test_an_expired_certificate_stops_start_up_with_its_date(tls_pair):
     with pytest.raises(TlsError, match="expired on"):
         check_pem(tls_pair / "a.pem", tls_pair / "a.key", now=later)
     check_pem(tls_pair / "a.pem", tls_pair / "a.key")  # self-signed and within its dates: fine
+
+
+def test_a_misspelt_setting_stops_start_up_naming_the_nearest_real_one():
+    with pytest.raises(SettingsError, match=r"AGENT_SRTPP \(did you mean AGENT_SRTP\?\)"):
+        load({"AGENT_SRTPP": "mandatory"})
+
+
+def test_an_agent_variable_near_no_setting_is_named_alone():
+    assert unknown_variables({"AGENT_ZZZZZZZZ": "1", "AGENT_SIP_PORT": "5070", "PATH": "/bin"}) == ["AGENT_ZZZZZZZZ"]
