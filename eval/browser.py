@@ -30,9 +30,10 @@ from eval.caller import load_wav, save_wav
 from eval.cases import Case, load_cases
 from eval.chromium import Chromium
 from eval.ports import free_port_block
-from eval.replay import TOKEN, VOICES, kb_hint, question_audio, run_call
+from eval.replay import TOKEN, kb_hint, question_audio, run_call
 from eval.report import percentile
 from eval.scoring import contains_any
+from eval.voices import FLITE
 from eval.wire import latency_split, speech_bounds
 
 LEVEL = 0.01
@@ -158,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             for n, case in enumerate(chosen):
                 folder = args.out / "calls" / case.id
                 folder.mkdir(parents=True, exist_ok=True)
-                timeline = run_call(agent, case.id, [case], args.out, "pcmu", VOICES[n % len(VOICES)])
+                timeline = run_call(agent, case.id, [case], args.out, "pcmu", FLITE[n % len(FLITE)])
                 sip.extend(score_call([case], timeline, args.out / "calls" / case.id, transcriber,
                                       lambda: SileroVad.open(resolved["vad"].location), hint))
-                question = question_audio(case, folder, VOICES[n % len(VOICES)])
+                question = question_audio(case, folder, FLITE[n % len(FLITE)])
                 browser.append(ask_in_browser(agent, case, question, folder / "browser",
                                               SileroVad.open(resolved["vad"].location)))
                 print(f"[{n + 1}/{len(chosen)}] {case.id}: sip {sip[-1].get('latency_ms')} ms, browser "

@@ -23,13 +23,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from eval import voices
 from eval.cases import Case, load_cases
 from eval.dialogue import Calls, ask, verdict
 from eval.noise import Line, babble_talkers, mix
@@ -60,16 +60,8 @@ def telephone(pcm8: np.ndarray) -> np.ndarray:
 
 
 def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarray:
-    """`text` in a flite voice (`stretch` > 1: slower), as 8 kHz int16."""
-    import wave
-
-    raw, wav = folder / "raw.wav", folder / "line.wav"
-    subprocess.run(["flite", "-voice", voice, "--setf", f"duration_stretch={stretch}", "-t", text, "-o", str(raw)],
-                   check=True)
-    # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
-    subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
-    with wave.open(str(wav)) as f:
-        return np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int16)
+    """`text` in a caller voice (eval.voices; a bare name is flite's; `stretch` > 1: slower), as 8 kHz int16."""
+    return voices.read_8k(voices.say(text, voice, folder / "line.wav", stretch))
 
 
 def babble_voices(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.knowledge.grounding import unsupported
+from eval import voices
 from eval.agent_process import REPO, AgentProcess
 from eval.call_scoring import score_call, score_recording, scorer
 from eval.caller import load_wav, save_wav
@@ -42,13 +43,12 @@ from eval.repeats import NO, YES, about
 from eval.report import summarize, write_reports
 from eval.wire import TICK_MS
 
-VOICES = ("slt", "rms", "awb")
 TOKEN = "replay-eval-token"
 
 
 
 def question_audio(case: Case, folder: Path, voice: str, line: Line | None = None) -> Path:
-    """The case's WAV, or its text spoken by flite at 8 kHz (a telephone caller); on a noisy `line`, with its
+    """The case's WAV, or its text spoken in a caller voice (eval.voices) at 8 kHz; on a noisy `line`, with its
     noise mixed in."""
     if case.audio is not None:
         return noisy_line(case.audio, case.id, folder, line)
@@ -56,16 +56,12 @@ def question_audio(case: Case, folder: Path, voice: str, line: Line | None = Non
 
 
 def spoken(text: str, name: str, folder: Path, voice: str, line: Line | None = None, pause_ms: int = 0) -> Path:
-    """`text` said by a flite voice at 8 kHz (a telephone caller), as folder/NAME.wav, with `pause_ms` of silence at
+    """`text` said by a caller voice (eval.voices) at 8 kHz, as folder/NAME.wav, with `pause_ms` of silence at
     each PAUSE mark (a hesitation); on a noisy `line`, with its noise mixed in."""
     parts = []
     for n, part in enumerate(p.strip() for p in text.split(PAUSE)):
-        raw, wav = folder / f"{name}-{n}-raw.wav", folder / f"{name}-{n}.wav"
-        subprocess.run(["flite", "-voice", voice, "-t", part, "-o", str(raw)], check=True)
-        # -D: no dither, so a case sounds the same on every run (sox dithers randomly by default).
-        subprocess.run(["sox", "-D", str(raw), "-r", "8000", "-b", "16", "-c", "1", str(wav)], check=True)
-        parts.append(load_wav(wav))
-    if len(parts) > 1:  # flite pads each part with silence: the hesitation is the pause alone
+        parts.append(load_wav(voices.say(part, voice, folder / f"{name}-{n}.wav")))
+    if len(parts) > 1:  # a synthesizer pads each part with silence: the hesitation is the pause alone
         parts = [_trim(part, start=n > 0, end=n < len(parts) - 1) for n, part in enumerate(parts)]
     pause = np.zeros(pause_ms * 16, np.int16)  # load_wav gives 16 kHz
     wav = folder / f"{name}.wav"
@@ -199,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=("sip", "websocket", "webrtc"), default="sip",
                         help="place the calls over SIP (the eval caller), the WebSocket media stream or the browser "
                         "phone (WebRTC, aiortc as the browser)")
+    parser.add_argument("--voices", default=",".join(voices.FLITE), help="caller voices (eval.voices: flite:NAME, "
+                        "espeak:NAME, piper), one call each in turn")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
     parser.add_argument("--snr", type=float, help="mix noise into the caller's audio at this SNR (dB)")
@@ -235,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         calls.setdefault(case.call, []).append(case)
     chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
+    voices_ = args.voices.split(",")
+    for voice in voices_:
+        try:
+            voices.parse(voice)
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.caller_repeats and args.transport != "sip":
         parser.error("--caller-repeats is for SIP calls (--transport sip)")
     hint = kb_hint(args.kb)
@@ -260,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def one(item: tuple[int, tuple[str, list[Case]]]) -> tuple[list[dict], str | None]:
                 index, (call_id, group) = item
-                timeline = run_call(agent, call_id, group, args.out, args.codec, VOICES[index % len(VOICES)], line,
+                timeline = run_call(agent, call_id, group, args.out, args.codec, voices_[index % len(voices_)], line,
                                     args.transport, repeats)
                 scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
                                     lambda: SileroVad.open(resolved["vad"].location), hint)

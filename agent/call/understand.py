@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from agent.call.commands import UNCLARIFIED, Action, Clarified
 from agent.knowledge.base import KnowledgeBase, Reply
 from agent.knowledge.memory import CallMemory
-from agent.knowledge.text import stem_words
+from agent.knowledge.text import stem_words, tokens
 from agent.speech.asr import Hypothesis, Transcript
 from agent.speech.window import MAX_COMPRESSION
 
@@ -48,6 +48,11 @@ FIRM_EVIDENCE = 0.45
 """Evidence that answers without confirming, however the question was heard (the KB's own threshold is lower)."""
 GUESSING_LOGPROB = -1.0
 """Mean token log probability below which Whisper was guessing at words, not just unsure of one: confirmed."""
+GUESS_EVIDENCE = 0.42
+"""Evidence a guess by sound needs, with and without the call's context, to be offered (always as a confirmation):
+most of the way from the KB's threshold to a firm answer."""
+GUESS_FLOOR = 0.2
+"""Evidence under which a clearly heard question is plainly not the KB's: declined, with no guess by sound offered."""
 GUESS_OWN_EVIDENCE = 0.35
 """Support an unsure reading's own words must find, without the call's context (Reply.own_evidence)."""
 NEAR_MISS = 0.28
@@ -112,11 +117,10 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
     replies = knowledge.draft_each(memory, [h.text for h in hypotheses])
     readings = [Reading(h, reply) for h, reply in zip(hypotheses, replies, strict=True)]
-    # Only where understand will find nothing backed and the agent may ask again: a plain decline costs no extra
-    # look-up.
-    chosen = weigh(readings)
-    asking_again = _backs_nothing(transcript, chosen) and _worth_asking_again(transcript, chosen.reply.evidence)
-    guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if asking_again else ("", ())
+    # Only where understand will find nothing backed: an answer costs no extra look-up (nor does a decline whose
+    # words are all the KB's or English: the guess swaps only words that are neither).
+    declining = _backs_nothing(transcript, weigh(readings))
+    guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if declining else ("", ())
     if guess:
         # The confirmation names the words guessed ("Are you asking about gas?"): they are what is in doubt.
         reply = replace(knowledge.draft(memory, guess), topic=" ".join(dict.fromkeys(put_in)))
@@ -143,35 +147,34 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     """Answer, confirm, ask again or decline (an ANSWER whose reply abstains)."""
     readings = [Reading(r.hypothesis, r.reply.declined(), r.by_sound) if _rejected(r.reply, clarified.rejected)
                 else r for r in readings]
-    # A guess by sound is a long shot: offered only where the KB backs its own words firmly (the call's context
+    # A guess by sound is a long shot: offered only where the KB backs its own words well (the call's context
     # backs any guess made during a run of questions on one topic).
     guesses = [r for r in readings if r.by_sound and not r.reply.abstained and r.reply.topic
-               and min(r.reply.evidence, r.reply.own_evidence) >= FIRM_EVIDENCE]
+               and min(r.reply.evidence, r.reply.own_evidence) >= GUESS_EVIDENCE]
     heard = [r for r in readings if not r.by_sound]
     first, chosen = heard[0], weigh(heard)
     ears_unsure = unsure(transcript)
     if _backs_nothing(transcript, chosen):
         chosen = Reading(chosen.hypothesis, chosen.reply.declined()) if not chosen.reply.abstained else chosen
         worth_asking = _worth_asking_again(transcript, chosen.reply.evidence)
-        # A firm guess by sound is offered where the agent would ask again, and still after the caller has
-        # repeated the question: better than declining words it has now heard twice the same way.
-        if worth_asking and guesses and not clarified.confirmed:
+        # A well-backed guess by sound is offered where the agent would ask again or decline, and still after the
+        # caller has repeated the question: better than declining words it has now heard twice the same way.
+        if guesses and not clarified.confirmed and (worth_asking or chosen.reply.evidence >= GUESS_FLOOR):
             return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
         action = Action.ASK_AGAIN if worth_asking and not clarified.asked_again else Action.ANSWER
         return Understanding(action, chosen, first, tuple(readings))
-    switched = chosen is not first and first.reply.abstained
     # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches.
     backing = chosen.reply.own_evidence if ears_unsure else chosen.reply.evidence
     guessing = transcript.avg_logprob < GUESSING_LOGPROB
-    # A rare word the KB never uses is likely what the caller asks about ("air conditioning" answered with the
-    # KB's "air source heat pumps"): a middling match is then about something else as often as not.
-    elsewhere = bool(chosen.reply.unknown_words)
     topic = _topic(chosen.reply)
-    if (guessing or backing < FIRM_EVIDENCE and (switched or ears_unsure or elsewhere)) and topic:
-        if not clarified.confirmed:
+    # And an answer the KB backs only moderately is confirmed too, however clearly it was heard: the caller's yes
+    # costs one exchange, a wrong answer costs their trust (the KB's evidence is the probability, fitted on the
+    # development KBs, that the answer is right: see knowledge.answer).
+    if guessing or backing < FIRM_EVIDENCE:
+        if topic and not clarified.confirmed:
             return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
-        # Its one confirmation spent (the caller said no, or could not be made out): what would be confirmed again
-        # is declined, not answered on the same doubt.
+        # Its one confirmation spent (the caller said no, or could not be made out), or nothing to name that the
+        # caller did not say: what would be confirmed is declined, not answered on the same doubt.
         return Understanding(Action.ANSWER, replace(chosen, reply=chosen.reply.declined()), first, tuple(readings))
     return Understanding(Action.ANSWER, chosen, first, tuple(readings))
 
@@ -189,8 +192,11 @@ def _worth_asking_again(transcript: Transcript, evidence: float) -> bool:
 
 
 def _topic(reply: Reply) -> str:
-    """What a confirmation names: the answer's own topic (knowledge.topic), else the heading it sits under."""
+    """What a confirmation names: the answer's own topic (knowledge.topic), else the heading it sits under; never
+    the caller's own words alone, which a caller says yes to whatever the answer is about."""
     heading = reply.sources[0].heading.rpartition(" > ")[2] if reply.sources else ""
+    if set(tokens(heading)) <= set(tokens(reply.question)):
+        heading = ""
     return reply.topic or heading
 
 

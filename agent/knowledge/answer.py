@@ -1,58 +1,82 @@
 """The extractive answerer: speaks the best one or two KB sentences verbatim, or says it doesn't know.
 
-Every word of an answer comes from a retrieved passage. Sentences are scored
-by embedding similarity (of the sentence and of its chunk) to the question, by
-IDF-weighted word overlap, and by whether the sentence holds the kind of thing
-asked for (a price for "how much", a time for "when"); weak evidence makes the
-answerer abstain instead of reading an unrelated sentence.
+Every word of an answer comes from a retrieved passage. Each sentence is measured against the question
+(features.py: closeness in meaning, how much of the question's focus it covers, whether it holds the kind of
+answer asked for, the day or the age asked about, how it stands to the previous turn), and the sentence whose
+measures weigh most is chosen. Whether to answer with it at all is a second judgement, on the chosen sentence and
+on the question as a whole (does anything retrieved cover what it is about? does it name things the KB never
+uses?): the probability that the answer is right. Below a threshold the agent declines rather than read an
+unrelated sentence. Both sets of weights are fitted on the development KBs (answerer.toml, eval.fit_answerer),
+never by looking at the test KBs.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
+from agent.knowledge.features import SENTENCE, sentence_features, unknown_share
+from agent.knowledge.holds import holds
 from agent.knowledge.index import Snapshot
-from agent.knowledge.memory import Query
+from agent.knowledge.memory import Query, opens_follow_up
+from agent.knowledge.question import Question, analyse
 from agent.knowledge.retrieval import Passage
 from agent.knowledge.text import tokens
 
 ABSTAIN_TEXT = "Sorry, I don't have information about that."
-
-WEIGHTS = {"sentence": 0.45, "chunk": 0.2, "lexical": 0.25, "kind": 0.1, "topic": 0.05}
-"""Score = weighted sum of: sentence and chunk cosine, word overlap, answer kind, and staying on the
-previous turn's topic (callers ask a run of questions about one thing)."""
-SUPPORT_WEIGHTS = {"dense": 0.6, "lexical": 0.4, "kind": 0.05}
-UNKNOWN_TERM_SHARE = 1.0
-"""Weight of a question word absent from the KB, as a share of the rarest KB word's IDF."""
+WEIGHTS_FILE = Path(__file__).with_name("answerer.toml")
+AFTER_NEGATIVE_MARGIN = 1.0
+"""How much less the sentence after one that says what is not so may score and still join it."""
 SECOND_SENTENCE_RATIO = 0.85
-"""A neighbouring sentence joins the answer when it scores at least this share of the best one."""
+"""A neighbouring sentence joins the answer when its weight (exp of its score) is at least this share of the best
+one's."""
+DECISION = ("score", "margin", "dense", "chunk_dense", "covered_chunk", "kind", "kind_missed", "address", "day",
+            "day_missed", "age", "topic", "context_covered", "best_covered_chunk", "unknown", "has_focus", "follow_up",
+            "dense_agrees", "covered_agrees")
+"""What the judgement to answer or decline weighs (see decision_features): "dense_agrees" and "covered_agrees" say
+whether the chosen sentence is also the closest in meaning, and the one covering most of the question's focus."""
 
-# What a question asks for, and what a sentence that answers it contains.
-_ANSWER_KINDS = {
-    "money": (r"\bhow much\b|\bcosts?\b|\bprices?\b|\bcharges?\b|\bfees?\b|\bpay\b|\bdiscount",
-              r"\$\s?\d|\bfree\b|\bdollars?\b|\bpercent\b|\bcosts?\b|\bcharge"),
-    "duration": (r"\bhow long\b|\bhow many (?:days|hours|minutes|weeks)\b",
-                 r"\b(?:minutes?|hours?|days?|weeks?|months?|years?)\b"),
-    "time": (r"^\s*when\b|\bwhat time\b|\bhours\b|\bsoonest\b|\bearliest\b|\bhow (?:soon|quickly|fast)\b|"
-             r"\bopen\b", r"\d\s*[ap]\.?m\b|\bnoon\b|\bmidnight\b|\b(?:hours?|days?|weeks?)\b|day\b|24/7"),
-    "place": (r"^\s*where\b|\baddress\b|\blocated\b", r"\b\d+\s+[A-Z]\w+\s+(?:Lane|Street|Road|Avenue|Way)\b|"
-              r"\bnext to\b|\bbehind\b|\bopposite\b"),
-    "contact": (r"\bnumber\b|\bphone\b|\bring\b|\bcall\b|\bemail\b|\bcontact\b|\bget in touch\b",
-                r"\b\d{3}-\d{4}\b|@"),
-}
+
+@dataclass(frozen=True)
+class Weights:
+    select: np.ndarray
+    """One per features.SENTENCE: a sentence's score is their weighted sum."""
+    decide: np.ndarray
+    """One per DECISION, then the bias: the log-odds that the chosen sentence answers the question."""
+    abstain_below: float
+    """The probability below which the answerer declines (its evidence then falls below the KB's threshold)."""
+    firm_from: float
+    """The probability from which an answer is firm (evidence at understand.FIRM_EVIDENCE)."""
+
+
+@cache
+def weights(path: Path = WEIGHTS_FILE) -> Weights:
+    data = tomllib.loads(path.read_text())
+    return Weights(np.array([data["select"][name] for name in SENTENCE], dtype=np.float32),
+                   np.array([data["decide"][name] for name in (*DECISION, "bias")], dtype=np.float32),
+                   float(data["evidence"]["abstain_below"]), float(data["evidence"]["firm_from"]))
+
+
+def evidence(probability: float, fitted: Weights, abstain_at: float = 0.35, firm_at: float = 0.45) -> float:
+    """The probability that the answer is right, on the scale the KB's threshold and the call path's are set on:
+    0 stays 0, `abstain_below` becomes `abstain_at` (the KB's default threshold), `firm_from` becomes `firm_at`
+    (understand.FIRM_EVIDENCE), 1 stays 1, linearly between: so "just short of the threshold" (understand.NEAR_MISS,
+    0.8 of it) means just short in probability too."""
+    points = ((0.0, 0.0), (fitted.abstain_below, abstain_at), (fitted.firm_from, firm_at), (1.0, 1.0))
+    return float(np.interp(probability, [p for p, _ in points], [e for _, e in points]))
 
 
 def answer_kinds(question: str) -> list[str]:
     """Kinds of answer a question asks for ("money", "time", ...), possibly none."""
-    lowered = question.lower()
-    return [kind for kind, (asks, _) in _ANSWER_KINDS.items() if re.search(asks, lowered)]
+    return sorted(analyse(question).kinds)
 
 
 def holds_kind(sentence: str, kinds: list[str]) -> bool:
-    return any(re.search(_ANSWER_KINDS[kind][1], sentence, re.IGNORECASE) for kind in kinds)
+    return bool(holds(sentence) & set(kinds))
 
 
 @dataclass(frozen=True)
@@ -73,10 +97,12 @@ class ScoredSentence:
     score: float
     dense: float
     lexical: float
+    """How much of the question's focus the sentence covers (features.coverage)."""
     evidence: float
-    """Support for answering with this sentence, compared with the abstention threshold."""
+    """Support for answering with this sentence, compared with the abstention threshold (the best one's)."""
     own_evidence: float
     """The same support without the call's context: what the question's own words find here."""
+    features: np.ndarray | None = None
 
 
 def candidates(snapshot: Snapshot, passages: list[Passage]) -> list[Candidate]:
@@ -90,59 +116,110 @@ def candidates(snapshot: Snapshot, passages: list[Passage]) -> list[Candidate]:
 
 
 def lexical_overlap(question_tokens: list[str], sentence_tokens: set[str], snapshot: Snapshot) -> float:
-    """Share of the question's IDF weight that the sentence contains (0..1). A word the KB never
-    uses weighs like a rare one: a question about "solar panels" asks for something not covered."""
-    unknown = UNKNOWN_TERM_SHARE * snapshot.max_idf
-    weights = {t: max(idf, 0.1) if (idf := snapshot.idf(t)) is not None else unknown for t in question_tokens}
-    total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in sentence_tokens) / total if total else 0.0
+    """Share of the question's IDF weight that the sentence contains (0..1); a word the KB never uses weighs like
+    its rarest one."""
+    weights_ = {t: max(idf, 0.1) if (idf := snapshot.idf(t)) is not None else snapshot.max_idf
+                for t in question_tokens}
+    total = sum(weights_.values())
+    return sum(w for t, w in weights_.items() if t in sentence_tokens) / total if total else 0.0
+
+
+def _similarity(vector: np.ndarray, *queries: np.ndarray | None) -> float:
+    return max(float(vector @ q) for q in queries if q is not None)
+
+
+def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarray,
+            expanded_vector: np.ndarray | None, query: Query, recovered_vector: np.ndarray | None = None,
+            with_context: bool = True) -> tuple[Question, np.ndarray]:
+    """The question analysed and each candidate's features (one row each). The recovered question (the caller's
+    words in the KB's: "fix" as "repair") counts where it matches better than the transcript, measure by measure;
+    without `with_context` the previous turn is left out, as if the question were the call's first."""
+    heard = analyse(query.question)
+    recovered = analyse(query.recovered) if query.recovered else None
+    earlier = analyse(query.previous) if with_context and query.previous else None
+    if earlier is not None and not heard.kinds and (query.follow_up or opens_follow_up(query.question)):
+        # "And the hygienist?" after "how much is a check-up?" asks the same kind of thing about another one.
+        heard = replace(heard, kinds=earlier.kinds)
+        recovered = replace(recovered, kinds=earlier.kinds) if recovered is not None else None
+    previous = None
+    if earlier is not None and query.follow_up:
+        # What the follow-up names replaces what the previous question named: "and on Saturday?" asks about
+        # another day.
+        previous = replace(earlier, days=frozenset() if heard.days else earlier.days)
+    rows = _rows(snapshot, cands, heard, tokens(query.question), question_vector, expanded_vector, query,
+                 recovered_vector, previous, with_context)
+    if recovered is not None:
+        rows = np.maximum(rows, _rows(snapshot, cands, recovered, tokens(query.recovered), question_vector,
+                                      expanded_vector, query, recovered_vector, previous, with_context))
+    return heard, rows
+
+
+def _rows(snapshot: Snapshot, cands: list[Candidate], asked: Question, question_tokens: list[str],
+          question_vector: np.ndarray, expanded_vector: np.ndarray | None, query: Query,
+          recovered_vector: np.ndarray | None, previous: Question | None, with_context: bool) -> np.ndarray:
+    context_vector = expanded_vector if with_context else None
+    lead = context_vector if query.follow_up and context_vector is not None else question_vector
+    rows = []
+    for cand in cands:
+        indexed = snapshot.chunks[cand.chunk_index]
+        dense = _similarity(cand.vector, question_vector, recovered_vector)
+        words = set(tokens(cand.text))
+        rows.append(sentence_features(
+            asked, cand.text, words, set(tokens(" ".join(indexed.chunk.heading))), set(indexed.tokens), snapshot,
+            dense=dense, dense_context=_similarity(cand.vector, context_vector) if context_vector is not None
+            else dense, chunk_dense=_similarity(snapshot.vectors[cand.chunk_index], lead, recovered_vector),
+            lexical=lexical_overlap(question_tokens, words, snapshot),
+            heading_lexical=lexical_overlap(question_tokens, set(tokens(indexed.chunk.heading[-1]))
+                                            if indexed.chunk.heading else set(), snapshot),
+            on_topic=with_context and bool(query.topic) and " > ".join(indexed.chunk.heading) == query.topic,
+            previous=previous, rank=cand.passage.rank))
+    return np.stack(rows) if rows else np.zeros((0, len(SENTENCE)), dtype=np.float32)
+
+
+def decision_features(asked: Question, features: np.ndarray, scores: np.ndarray, best: int, unknown: float,
+                      follow_up: bool) -> np.ndarray:
+    """What the judgement to answer with candidate `best` weighs, in DECISION's order; `unknown`: the share of the
+    question's focus the KB never uses (features.unknown_share)."""
+    ordered = np.sort(scores)[::-1]
+    margin = float(ordered[0] - ordered[1]) if len(ordered) > 1 else 1.0
+    row = features[best]
+    pick = [SENTENCE.index(n) for n in ("dense", "chunk_dense", "covered_chunk", "kind", "kind_missed", "address",
+                                        "day", "day_missed", "age", "topic", "context_covered")]
+    dense, covered = features[:, SENTENCE.index("dense")], features[:, SENTENCE.index("covered_heading")]
+    return np.array([float(scores[best]), min(margin, 2.0), *row[pick],
+                     float(features[:, SENTENCE.index("covered_chunk")].max()), unknown,
+                     float(bool(asked.focus)), float(follow_up), float(dense[best] >= dense.max()),
+                     float(covered[best] >= covered.max())], dtype=np.float32)
+
+
+def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: bool,
+          fitted: Weights) -> tuple[np.ndarray, int, float]:
+    """Each candidate's score, the best one, and the probability that it answers the question."""
+    scores = features @ fitted.select
+    best = int(np.argmax(scores))
+    decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
+    logit = float(decided @ fitted.decide[:-1] + fitted.decide[-1])
+    return scores, best, 1.0 / (1.0 + np.exp(-logit))
 
 
 def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarray,
           expanded_vector: np.ndarray | None, query: Query,
           recovered_vector: np.ndarray | None = None) -> list[ScoredSentence]:
-    """Score every candidate. The previous turn (the expanded question) counts half for a follow-up
-    ("and on Saturday?"), a quarter otherwise ("can I spread the cost?" still leans on the topic). A
-    recovered question (near-homophones put back) counts where it matches better than the transcript."""
-    question_tokens = tokens(query.question)
-    recovered_tokens = tokens(query.recovered) if query.recovered else []
-    context_tokens = [t for t in tokens(query.context) if t not in question_tokens]
-    context_share = (0.5 if query.follow_up else 0.25) if expanded_vector is not None else 0.0
-    kinds = answer_kinds(query.question)
-    lead_vector = expanded_vector if query.follow_up and expanded_vector is not None else question_vector
-    out = []
-    for cand in cands:
-        own = float(cand.vector @ question_vector)
-        if recovered_vector is not None:
-            own = max(own, float(cand.vector @ recovered_vector))
-        dense = own
-        if expanded_vector is not None:
-            dense = (1 - context_share) * own + context_share * float(cand.vector @ expanded_vector)
-        chunk_dense = float(snapshot.vectors[cand.chunk_index] @ lead_vector)
-        if recovered_vector is not None:
-            chunk_dense = max(chunk_dense, float(snapshot.vectors[cand.chunk_index] @ recovered_vector))
-        sentence_tokens = set(tokens(cand.text))
-        own_lexical = lexical_overlap(question_tokens, sentence_tokens, snapshot)
-        if recovered_tokens:
-            own_lexical = max(own_lexical, lexical_overlap(recovered_tokens, sentence_tokens, snapshot))
-        lexical = own_lexical
-        if context_tokens:
-            lexical = (1 - context_share / 2) * own_lexical + context_share / 2 * lexical_overlap(
-                context_tokens, sentence_tokens, snapshot)
-        kind = 1.0 if kinds and holds_kind(cand.text, kinds) else 0.0
-        on_topic = 1.0 if query.topic and " > ".join(snapshot.chunks[cand.chunk_index].chunk.heading) == query.topic \
-            else 0.0
-        total = (WEIGHTS["sentence"] * dense + WEIGHTS["chunk"] * chunk_dense + WEIGHTS["lexical"] * lexical
-                 + WEIGHTS["kind"] * kind + WEIGHTS["topic"] * on_topic)
-        support = _support(max(dense, chunk_dense), lexical, kind)
-        # The same without the call's context: how well the question's own words are backed here.
-        own_support = _support(max(own, float(snapshot.vectors[cand.chunk_index] @ question_vector)), own_lexical, kind)
-        out.append(ScoredSentence(cand, total, dense, lexical, support, own_support))
-    return out
-
-
-def _support(dense: float, lexical: float, kind: float) -> float:
-    return SUPPORT_WEIGHTS["dense"] * dense + SUPPORT_WEIGHTS["lexical"] * lexical + SUPPORT_WEIGHTS["kind"] * kind
+    """Score every candidate; the best carries the evidence for answering with it (with and without the call's
+    context), the others their share of it by score."""
+    if not cands:
+        return []
+    fitted = weights()
+    asked, features = measure(snapshot, cands, question_vector, expanded_vector, query, recovered_vector)
+    scores, best, probability = judge(asked, features, snapshot, query.follow_up, fitted)
+    own_asked, own_features = measure(snapshot, cands, question_vector, None, query, recovered_vector,
+                                      with_context=False)
+    _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted)
+    backing, own_backing = evidence(probability, fitted), evidence(own_probability, fitted)
+    covered = SENTENCE.index("covered")
+    return [ScoredSentence(cand, float(scores[i]), float(features[i, 0]), float(features[i, covered]),
+                           backing if i == best else 0.0, own_backing if i == best else 0.0, features[i])
+            for i, cand in enumerate(cands)]
 
 
 def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -155,6 +232,16 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
                   and s.candidate.passage is best.candidate.passage]
     if neighbours:
         runner_up = max(neighbours, key=lambda s: s.score)
-        if runner_up.score >= SECOND_SENTENCE_RATIO * best.score:
+        if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
             chosen.append(runner_up)
+        elif _says_what_is_not(best):
+            # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
+            # not so with what is, and the caller needs both.
+            after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
+            if after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
+                chosen.append(after[0])
     return sorted(chosen, key=lambda s: s.candidate.position)
+
+
+def _says_what_is_not(scored: ScoredSentence) -> bool:
+    return scored.features is not None and bool(scored.features[SENTENCE.index("negative")])

@@ -25,10 +25,10 @@ from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
-from agent.knowledge.synonyms import Synonyms, load_groups
+from agent.knowledge.synonyms import KB_FILE, Synonyms, load_groups
 from agent.knowledge.text import as_asked, tokens
 from agent.knowledge.topic import name_topic
-from agent.knowledge.vocabulary import chunks_hint, unknown_rare_words
+from agent.knowledge.vocabulary import chunks_hint
 
 RECOVERED_WEIGHT = 0.7
 """Weight of the reworded question in the fusion: a guess at what was meant counts less than what was heard."""
@@ -64,9 +64,6 @@ class Reply:
     own_evidence: float = 0.0
     """The best sentence's support from the question's own words, without the call's context: how readings of
     one utterance compare, since the context is the same for all of them."""
-    unknown_words: tuple[str, ...] = ()
-    """Words of the question (in the KB's words) that the KB never uses and English rarely does
-    (vocabulary.unknown_rare_words): what may be asked about instead of what the answer is about."""
 
     @property
     def text(self) -> str:
@@ -106,7 +103,7 @@ class KnowledgeBase:
         self._executor = executor
         self._hint: tuple[Snapshot, str] | None = None
         self._wording: tuple[Snapshot, SoundAlikes, Synonyms] | None = None
-        self._synonym_groups = load_groups() if synonym_groups is None else synonym_groups
+        self._synonym_groups = load_groups(index.kb_dir / KB_FILE) if synonym_groups is None else synonym_groups
         lexicon = getattr(embedder, "lexicon", None)
         self._lexicon = lexicon() if lexicon is not None else frozenset()
 
@@ -208,11 +205,10 @@ class KnowledgeBase:
                           snapshot.chunks[s.candidate.chunk_index].chunk.id) for s in chosen))
             abstained = False
         done = time.perf_counter()
-        topic = "" if abstained else name_topic(reply_sentences[0], snapshot.idf)
-        unknown = unknown_rare_words(query.recovered or question, lambda token: snapshot.idf(token) is not None)
+        topic = "" if abstained else name_topic(reply_sentences[0], snapshot.idf, frozenset(tokens(question)))
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
                      (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
-                     best.own_evidence if best else 0.0, unknown)
+                     best.own_evidence if best else 0.0)
 
     @staticmethod
     def commit(memory: CallMemory, reply: Reply) -> None:
@@ -243,7 +239,7 @@ def open_knowledge(settings, embedder, embedder_identity: str, executor: Executo
                            model_identity=embedder_identity)
     return KnowledgeBase(index, embedder, top_k=settings.retrieval_top_k, budget_chars=settings.retrieval_budget_chars,
                          abstain_below=settings.abstain_threshold, executor=executor,
-                         synonym_groups=load_groups(settings.synonyms_path))
+                         synonym_groups=load_groups(index.kb_dir / KB_FILE, settings.synonyms_path))
 
 
 def open_knowledge_alone(settings, executor: Executor | None = None, *, kb_dir: Path | None = None,

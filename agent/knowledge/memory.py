@@ -10,6 +10,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
+from agent.knowledge.question import analyse
 from agent.knowledge.text import tokens
 
 # Words that point back at something said before.
@@ -46,16 +47,36 @@ class Query:
     recovered: str = ""
     """The question in the KB's words: near-homophones put back (soundalike), callers' synonyms swapped
     (synonyms); searched beside it."""
+    previous: str = ""
+    """The previous turn's question ("" on a call's first)."""
 
     @property
     def expanded(self) -> str:
         return f"{self.context} {self.question}" if self.context else self.question
 
 
+OWN_WORDS = 1.0
+"""How specific (text.specificity, summed) a question's own focus must be for it to be understood on its own words,
+though it opens like a follow-up ("And what about adults on the NHS?"): one rare word, or two common ones."""
+
+
 def is_follow_up(question: str) -> bool:
-    """True when the question leans on an earlier turn: it refers back, opens with 'and…', or is too bare alone."""
+    """True when the question needs an earlier turn to be understood: it is bare ("Saturday?"), or it refers back or
+    opens with "and…" and names too little of its own to stand on ("how much is it?", "and on Saturday?", "when
+    does it run?", "and the full one?"). A question with its own content words is understood on them: the previous
+    turn then helps only a little."""
+    if len(tokens(question)) <= 1:
+        return True
     words = set(re.findall(r"[a-z']+", question.lower()))
-    return bool(words & _REFERRING) or bool(_FOLLOW_UP_OPENERS.match(question)) or len(tokens(question)) <= 1
+    if not (words & _REFERRING or opens_follow_up(question)):
+        return False
+    asked = analyse(question)
+    return sum(asked.specific.get(t, 1.0) for t in asked.focus) < OWN_WORDS
+
+
+def opens_follow_up(question: str) -> bool:
+    """It opens like a follow-up: "and…", "what about…"."""
+    return bool(_FOLLOW_UP_OPENERS.match(question))
 
 
 class CallMemory:
@@ -84,4 +105,5 @@ class CallMemory:
         # The answer says what the call is about in the KB's own words; what was heard may have been misheard
         # (and still answered right). With no answer given, the question is all there is.
         context = f"{previous.topic} {previous.answer}" if previous.topic else previous.question
-        return Query(question, context, is_follow_up(question), previous.topic, previous.chunks)
+        return Query(question, context, is_follow_up(question), previous.topic, previous.chunks,
+                     previous=previous.question)

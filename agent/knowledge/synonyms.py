@@ -5,7 +5,9 @@ months", and word overlap cannot see it either, so a question the KB answers get
 agent says it doesn't know. Like soundalike recovery, this is a second search beside the caller's words,
 never a rewrite of what they said: each phrase of a synonym group that the KB does not use is replaced by
 the group's member the KB does use. Groups the KB uses none of change nothing, so a question about
-something the KB does not cover ("air conditioning") is left as it was and is still declined.
+something the KB does not cover ("air conditioning") is left as it was and is still declined. The built-in
+groups are words that mean the same in any trade; a trade's own ("send an engineer" for a visit) come with its KB
+(KB_FILE in the KB's folder) or from the operator (AGENT_SYNONYMS_PATH).
 """
 
 from __future__ import annotations
@@ -29,11 +31,17 @@ def parse_groups(text: str) -> list[tuple[str, ...]]:
     return groups
 
 
-def load_groups(extra: Path | None = None) -> list[tuple[str, ...]]:
-    """The built-in groups, then an operator's (raises OSError/UnicodeDecodeError on an unreadable file)."""
+KB_FILE = ".synonyms.txt"
+"""A KB's own groups, in its folder (a dot-file, so never indexed as a document): the words of its trade."""
+
+
+def load_groups(*extra: Path | None) -> list[tuple[str, ...]]:
+    """The built-in groups, then each extra file's that exists: the KB's own (KB_FILE), an operator's
+    (AGENT_SYNONYMS_PATH). Raises OSError/UnicodeDecodeError on an unreadable file."""
     groups = parse_groups(BUILT_IN.read_text(encoding="utf-8"))
-    if extra is not None:
-        groups += parse_groups(extra.read_text(encoding="utf-8"))
+    for path in extra:
+        if path is not None and path.is_file():
+            groups += parse_groups(path.read_text(encoding="utf-8"))
     return groups
 
 

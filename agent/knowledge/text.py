@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 
 from py_rust_stemmers import SnowballStemmer
+from wordfreq import zipf_frequency
 
 STOPWORDS = frozenset("""
 a about above after again all also am an and any are as at be because been before being below between both but by
@@ -13,7 +14,9 @@ can could did do does doing don down during each few for from further had has ha
 how i if in into is it its itself just let me might more most must my no nor not now of off on once only or other
 our ours out over own please same shall she should so some such than that the their them then there these they
 this those through to too under until up very was we were what when where which while who whom why will with would
-you your yours yourself can't i'm i'd i've it's don't what's there's you're we're isn't aren't
+you your yours yourself can't i'm i'd i've it's don't what's there's you're we're isn't aren't doesn't didn't
+won't wouldn't couldn't shouldn't haven't hasn't hadn't wasn't weren't mustn't i'll you'll we'll they'll he's she's
+they're we've you've they've that's who's where's how's let's
 """.split())
 
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
@@ -56,8 +59,17 @@ def _stemmer() -> SnowballStemmer:
     return SnowballStemmer("english")
 
 
+IRREGULAR = {"lost": "lose", "paid": "pay", "left": "leave", "took": "take", "taken": "take", "gave": "give",
+             "given": "give", "sold": "sell", "bought": "buy", "broke": "break", "broken": "break", "kept": "keep",
+             "brought": "bring", "sent": "send", "spent": "spend", "went": "go", "gone": "go", "came": "come",
+             "built": "build", "held": "hold", "met": "meet", "ran": "run", "told": "tell", "children": "child",
+             "people": "person", "men": "man", "women": "woman", "teeth": "tooth", "feet": "foot", "mice": "mouse"}
+"""Irregular forms a stemmer leaves apart from their word ("lost" from "lose", "children" from "child")."""
+
+
 @lru_cache(maxsize=65536)
 def _normal_form(word: str) -> str:
+    word = IRREGULAR.get(word, word)
     return _NUMBER_WORDS.get(word) or _stemmer().stem_word(BRITISH_TO_AMERICAN.get(word, word))
 
 
@@ -72,13 +84,17 @@ def stem_words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """Normalised content tokens: lower case, stop words dropped, number words as digits, stemmed."""
-    words = _TOKEN.findall(text.lower().replace("’", "'"))
+    return [token for token, _ in content_words(text)]
+
+
+def content_words(text: str) -> list[tuple[str, str]]:
+    """Each content word as (its token, the word as written, lower case): see `tokens`."""
     out = []
-    for word in words:
+    for word in _TOKEN.findall(text.lower().replace("’", "'")):
         word = word.removesuffix("'s")
         if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
             continue
-        out.append(_normal_form(word))
+        out.append((_normal_form(word), word))
     return out
 
 
@@ -113,3 +129,17 @@ def as_asked(text: str) -> str:
         return text.strip()
     last = re.split(r"[.?!]\s+", body)[-1].split()
     return body + ("?" if last and last[0].lower().strip("\"'") in _QUESTION_OPENERS else ".")
+
+
+COMMON_ZIPF, RARE_ZIPF = 6.3, 3.5
+"""wordfreq's Zipf scale: a word at COMMON_ZIPF or above ("make", "day") says next to nothing about a subject
+(specificity 0.2), one at RARE_ZIPF or below ("boiler", "hygienist") all it can (1), linearly between."""
+
+
+@lru_cache(maxsize=65536)
+def specificity(word: str) -> float:
+    """How much a word names a subject, 0.2..1, from how common it is in English."""
+    zipf = zipf_frequency(word, "en")
+    if zipf == 0:
+        return 1.0  # a code or a name English never uses: as specific as it gets
+    return min(1.0, max(0.2, 1.0 - 0.8 * (zipf - RARE_ZIPF) / (COMMON_ZIPF - RARE_ZIPF)))

@@ -30,10 +30,12 @@ without within around behind across per via unless except next less every each""
 prepositions the stop-word list lacks."""
 
 
-def name_topic(sentence: str, idf: Callable[[str], float | None]) -> str:
+def name_topic(sentence: str, idf: Callable[[str], float | None], asked: frozenset[str] = frozenset()) -> str:
     """The most specific phrase of `sentence`: of its runs of content words (split at stop words, verbs,
     numbers and punctuation), the one whose words weigh most by IDF, trimmed to MAX_WORDS around its rarest word, with
-    "the" before it when the sentence had an article or possessive there. '' when it has no content word."""
+    "the" before it when the sentence had an article or possessive there. A run made only of the question's own
+    tokens (`asked`) is passed over: the caller would say yes to their own words whatever the answer is about
+    ("Are you asking about Harbour Road?" to a question about the buses there). '' when no run is left."""
     best: tuple[float, list[str]] = (0.0, [])
     for clause in _CLAUSE.findall(sentence):
         words = _WORD.findall(clause)
@@ -42,7 +44,7 @@ def name_topic(sentence: str, idf: Callable[[str], float | None]) -> str:
             if i < len(words) and _content(words[i]):
                 run.append(i)
                 continue
-            if run:
+            if run and not set(tokens(" ".join(words[j] for j in run))) <= asked:
                 weight, phrase = _weigh([words[j] for j in run], idf)
                 lead = ["the"] if run[0] > 0 and words[run[0] - 1].lower() in _LEADS else []
                 if weight > best[0]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from wordfreq import zipf_frequency
 
 from agent.knowledge.chunking import Chunk
-from agent.knowledge.text import STOPWORDS, sentences, tokens
+from agent.knowledge.text import STOPWORDS, sentences
 
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
 _CODE = re.compile(r"\b[A-Z]{2,}-?\d+\b|\b[A-Z]\d{2,}\b")
@@ -78,24 +78,6 @@ def distinctive_words(texts: Iterable[str], limit: int = 24, min_count: int = 2)
 
     frequent = [w for w, count in counts.items() if count >= min_count]
     return sorted(frequent, key=lambda w: (-keyness(w), w))[:limit]
-
-
-RARE_ZIPF = 4.0
-"""A word rarer than this in general English (wordfreq's Zipf scale: "conditioning" 3.9, "units" 4.8) names a
-particular thing rather than saying something general."""
-
-
-def unknown_rare_words(text: str, known: Callable[[str], bool]) -> tuple[str, ...]:
-    """The words of `text` that the KB never uses (`known` is asked with each word's token) and general English
-    rarely does: most likely the very thing a caller asks about ("air *conditioning* units"), which a KB without
-    them does not cover however well its other words match."""
-    out = []
-    for word in _ANY_WORD.findall(text.lower().replace("’", "'")):
-        token = tokens(word)
-        if token and not token[0].isdigit() and not known(token[0]) \
-                and zipf_frequency(word, "en") < RARE_ZIPF:  # a word wordfreq does not know counts 0
-            out.append(word)
-    return tuple(dict.fromkeys(out))
 
 
 def prompt_hint(terms: list[str], max_chars: int = 400) -> str:

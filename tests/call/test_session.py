@@ -121,6 +121,10 @@ class UnsureTranscriber:
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
+FIRM_QUESTION = "What are your opening hours during the week?"
+"""A question the KB answers outright (a middling one is confirmed first: see call.understand)."""
+
+
 def run_call(models, knowledge, transcriber, tmp_path, until, vad_run=None, leg_calls=None, speculative=None,
              question="What are your opening hours?", endpoint_config=None, pause_ms=0, engine="espeak-ng",
              memory=None):
@@ -226,7 +230,7 @@ def test_a_reply_refused_for_busy_workers_after_its_decode_is_made_at_the_end_of
         models, bundled_kb, tmp_path):
     transcriber = CountingTranscriber(models.transcriber)
     _, record, recorder, _ = run_call(models, bundled_kb, transcriber, tmp_path, lambda r: r.turns,
-                                      speculative=BusyAfterFirst())
+                                      speculative=BusyAfterFirst(), question=FIRM_QUESTION)
     assert [t.outcome for t in record.turns] == ["answered"]
     assert "monday" in " ".join(record.turns[0].answer).lower()
     assert transcriber.calls == 1
@@ -236,7 +240,7 @@ def test_a_complete_question_is_answered_after_the_short_silence_and_an_unfinish
         models, bundled_kb, tmp_path):
     config = EndpointConfig(default_ms=512, short_ms=224, long_ms=1216)
     _, record, _, _ = run_call(models, bundled_kb, models.transcriber, tmp_path, lambda r: r.turns,
-                               endpoint_config=config)
+                               endpoint_config=config, question=FIRM_QUESTION)
     (turn,) = record.turns
     # Ended once the reply prepared in the pause judged it complete: at the short silence, or as soon after it
     # as that reply was ready, and before the hangover.

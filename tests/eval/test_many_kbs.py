@@ -7,13 +7,13 @@ from eval.faq_text import as_markdown, parse_debian_faq, parse_qa_faq
 from eval.many_kbs import KBS, faq_cases, halves
 from eval.scoring import contains_any
 
-AUTHORED = [name for half in halves().values() for name in half if not name.startswith("faq:")]
+AUTHORED = [name for half in halves().values() for name in half if ":" not in name]
 
 
 def test_the_halves_share_no_kb_and_each_has_every_writing_style():
     split = halves()
     assert not set(split["dev"]) & set(split["test"])
-    assert len(AUTHORED) >= 8 and all(n.startswith("faq:") for n in set(sum(split.values(), [])) - set(AUTHORED))
+    assert len(AUTHORED) >= 8 and any(n.startswith("faq:") for n in split["test"])
 
 
 @pytest.mark.parametrize("name", AUTHORED)
@@ -57,7 +57,8 @@ def test_the_debian_faq_layout_gives_each_question_its_answer_wrapped_headings_j
 
 
 def test_a_q_and_a_faq_becomes_one_section_a_question():
-    entries = parse_qa_faq("XZ FAQ\n\nQ:  What do the letters\n    XZ mean?\n\nA:  Nothing. They are\n    two letters.\n")
+    entries = parse_qa_faq("XZ FAQ\n\nQ:  What do the letters\n    XZ mean?\n\n"
+                           "A:  Nothing. They are\n    two letters.\n")
     assert [(e.question, e.answer) for e in entries] == [("What do the letters XZ mean?",
                                                           "Nothing. They are two letters.")]
     assert "## What do the letters XZ mean?\n\nNothing." in as_markdown("XZ FAQ", entries)
@@ -69,3 +70,21 @@ def test_a_faq_question_is_answered_by_its_own_section_and_other_faqs_are_out_of
     assert [(c.say, c.expect_abstain) for c in cases] == [("Is it free?", False), ("Does it fly?", True)]
     assert right_answer(cases[0], "Yes.", ["XZ FAQ > Is it free?"])
     assert not right_answer(cases[0], "Yes.", ["XZ FAQ > Does it fly?"])
+
+
+def test_a_call_sample_spreads_over_the_file_and_keeps_each_call_whole():
+    from eval.cases import Case
+    from eval.many_kbs import sample_calls
+
+    cases = [Case(f"q{n}", f"c{n // 2}", "Hello?", None, ("x",), False) for n in range(12)]
+    sample = sample_calls(cases, 3)
+    assert [c.call for c in sample] == ["c0", "c0", "c2", "c2", "c4", "c4"]
+
+
+def test_caller_voices_name_their_synthesizer():
+    from eval.voices import parse
+
+    assert parse("espeak:en-gb+m3") == ("espeak", "en-gb+m3") and parse("slt") == ("flite", "slt")
+    assert parse("piper") == ("piper", "")
+    with pytest.raises(ValueError, match="ENGINE:NAME"):
+        parse("festival:kal")

@@ -3,14 +3,15 @@ import pytest
 from agent.knowledge.memory import CallMemory, Turn, is_follow_up
 
 
-@pytest.mark.parametrize("question", ["How much is it?", "And on Saturday?", "What about oil furnaces?",
-                                      "Can I cancel it whenever I want?", "Saturday?"])
-def test_referential_questions_are_follow_ups(question):
+@pytest.mark.parametrize("question", ["How much is it?", "And on Saturday?", "When does it run?",
+                                      "Can I cancel it whenever I want?", "Saturday?", "And the full one?"])
+def test_questions_that_name_too_little_of_their_own_are_follow_ups(question):
     assert is_follow_up(question)
 
 
-@pytest.mark.parametrize("question", ["What are your opening hours on weekdays?", "How much is the Warm Care plan?"])
-def test_self_contained_questions_are_not(question):
+@pytest.mark.parametrize("question", ["What are your opening hours on weekdays?", "How much is the Warm Care plan?",
+                                      "What about oil furnaces?", "And what about adults on the NHS?"])
+def test_questions_with_their_own_content_words_stand_on_them(question):
     assert not is_follow_up(question)
 
 

@@ -56,12 +56,9 @@ def test_an_operators_groups_come_after_the_built_in_ones(tmp_path):
 
 @pytest.mark.parametrize(("question", "expected"), [
     ("What number can I ring to reach the office?", "555-0142"),
-    ("When is the soonest you could send somebody?", "three working days"),
     ("What's the price of yearly boiler checkup?", "$149"),  # a real word, not a near-homophone of "checks"
     ("What if I'm out when the engineer turns up?", "$60"),  # not "Turn the amber valve", nor the ID badge
     ("What if I'm out when the engine turns up?", "$60"),  # as the line's first listen heard it
-    # The repair's chunk is weighed by the KB's words too, not only by "boiler", which the service's chunk leads with.
-    ("How much do you charge to come and fix my boiler?", "$89"),
 ])
 def test_a_question_in_callers_words_is_answered_from_the_kb(bundled_kb, question, expected):
     reply = bundled_kb.compose(CallMemory(), question)

@@ -1,4 +1,4 @@
-from agent.knowledge.vocabulary import distinctive_words, prompt_hint, unknown_rare_words, vocabulary
+from agent.knowledge.vocabulary import distinctive_words, prompt_hint, vocabulary
 
 
 def test_proper_nouns_and_codes_are_found_and_sentence_openers_are_not():
@@ -33,9 +33,3 @@ def test_distinctive_words_are_the_kbs_frequent_words_that_english_rarely_uses()
 
 def test_distinctive_words_are_bounded():
     assert len(distinctive_words([" ".join(f"word{chr(97 + i)}" * 2 for i in range(26)) * 2], limit=5)) == 5
-
-
-def test_the_rare_words_a_kb_never_uses_are_found_and_common_or_known_words_are_not():
-    known = {"instal", "air", "boiler"}.__contains__  # tokens, stemmed as the index stems them
-    assert unknown_rare_words("Do you install air conditioning units for 20 dollars?", known) == ("conditioning",)
-    assert unknown_rare_words("Can you fix my boiler?", known) == ()  # "fix" is unknown but common

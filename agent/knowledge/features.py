@@ -1,0 +1,92 @@
+"""What is measured of each KB sentence against a question, whatever the business: how close it is in meaning,
+how much of the question's focus it covers (in itself, its headings or its chunk), whether it holds the kind of
+answer, the day or the age asked about, and how it stands to the call's previous turn. Pure: the answerer weighs
+these with fitted weights (answer.py, answerer.toml).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from agent.knowledge.holds import age_fits, days_covered, holds
+from agent.knowledge.index import Snapshot
+from agent.knowledge.question import Question
+
+SENTENCE = ("dense", "dense_context", "chunk_dense", "covered", "covered_heading", "covered_chunk", "lexical",
+            "kind", "kind_missed", "address", "day", "day_missed", "age", "topic", "context_covered", "words", "rank",
+            "negative", "heading_lexical")
+"""The features of one candidate sentence, in order (see sentence_features)."""
+IN_HEADING, IN_CHUNK = 0.8, 0.4
+"""How far a focus word found in the sentence's headings, or only elsewhere in its chunk, covers it."""
+NEGATIVE = re.compile(r"\b(?:no|not|never|cannot|closed|nobody|none)\b|n't\b", re.IGNORECASE)
+"""A sentence that says what is not so ("We are closed on Mondays", "There is no parking"): what answers many a
+yes/no question."""
+SCENE_SHARE = 0.4
+"""Weight of the scene-setting words ("I use a wheelchair, ...") against the asking clause's."""
+
+
+def word_weight(token: str, snapshot: Snapshot, specific: float) -> float:
+    """A question word's weight: how specific the word is in English (a word any sentence may use, "away", "full",
+    names less of what is asked than "boiler" or "helmet"), half of it kept for any word and half by its rarity in
+    this KB (a word the KB never uses is as rare as can be: a question about "solar panels" asks for something not
+    covered)."""
+    idf = snapshot.idf(token)
+    rarity = 1.0 if idf is None or snapshot.max_idf <= 0 else min(1.0, max(idf, 0.0) / snapshot.max_idf)
+    return specific * (0.5 + 0.5 * rarity)
+
+
+def weighted_words(asked: Question, snapshot: Snapshot) -> list[tuple[str, float]]:
+    """The question's focus and scene words with their weights (scene words at SCENE_SHARE)."""
+    return [(token, share * word_weight(token, snapshot, asked.specific.get(token, 1.0)))
+            for share, words in ((1.0, asked.focus), (SCENE_SHARE, asked.scene)) for token in words]
+
+
+FULL_WEIGHT = 0.6
+"""The least total weight a question's words need to be covered in full: a question that names only one common
+word, or the word the whole KB is about ("climbing" in a climbing centre's KB), is not answered by every sentence that
+has it."""
+
+
+def coverage(words: list[tuple[str, float]], found: dict[str, float]) -> float:
+    """Weighted share of the words found (found[token] in 0..1), out of at least FULL_WEIGHT; 0 for no words."""
+    total = sum(w for _, w in words)
+    return sum(w * found.get(t, 0.0) for t, w in words) / max(total, FULL_WEIGHT) if total else 0.0
+
+
+def unknown_share(asked: Question, snapshot: Snapshot) -> float:
+    """Weighted share of the question's focus the KB never uses at all."""
+    words = weighted_words(asked, snapshot)
+    return coverage(words, {t: 1.0 for t, _ in words if snapshot.idf(t) is None})
+
+
+def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str], heading_tokens: set[str],
+                      chunk_tokens: set[str], snapshot: Snapshot, *, dense: float, dense_context: float,
+                      chunk_dense: float, lexical: float, heading_lexical: float, on_topic: bool,
+                      previous: Question | None, rank: int) -> np.ndarray:
+    """One candidate's features, in SENTENCE's order ("address": a where-question, and a sentence with a street
+    address). `dense`: the sentence's cosine to the question;
+    `dense_context`: to the question with the previous turn; `lexical`: share of the question's IDF in the
+    sentence; `heading_lexical`: in the heading it sits under (a FAQ page's question); `previous`: the previous
+    question when this one follows it up; `rank`: its passage's rank."""
+    words = weighted_words(asked, snapshot)
+    in_sentence = {t: 1.0 for t, _ in words if t in sentence_tokens}
+    in_heading = {t: max(in_sentence.get(t, 0.0), IN_HEADING if t in heading_tokens else 0.0) for t, _ in words}
+    in_chunk = {t: max(in_heading[t], IN_CHUNK if t in chunk_tokens else 0.0) for t, _ in words}
+    held = holds(sentence)
+    kinds = asked.kinds - {"age"} if asked.age is not None else asked.kinds
+    days = days_covered(sentence) if asked.days else frozenset()
+    context = 0.0
+    if previous is not None:
+        previous_words = weighted_words(previous, snapshot)
+        context = coverage(previous_words, {t: 1.0 for t, _ in previous_words if t in sentence_tokens})
+    return np.array([
+        dense, dense_context, chunk_dense,
+        coverage(words, in_sentence), coverage(words, in_heading), coverage(words, in_chunk), lexical,
+        float(bool(kinds & held)), float(bool(kinds) and not kinds & held),
+        float("place" in kinds and "address" in held),
+        float(bool(asked.days & days)), float(bool(asked.days) and not asked.days & days),
+        age_fits(sentence, asked.age) if asked.age is not None else 0.0,
+        float(on_topic), context, min(len(sentence.split()), 60) / 30, 1.0 / (1 + rank),
+        float(bool(NEGATIVE.search(sentence))), heading_lexical], dtype=np.float32)

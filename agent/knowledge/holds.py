@@ -1,0 +1,91 @@
+"""What a KB sentence holds, whatever the business: an amount of money in any currency, a time or a day, a
+duration, a place, a way to get in touch, an age limit; which days of the week it speaks of, and whether an age
+falls within a range it states. Pure, on one sentence's text.
+
+These are what an answer to "how much", "when", "where", "who do I call" or "can my 12-year-old" must contain,
+written the ways owners write them ("£4.20", "25p", "€14", "$89", "free of charge"; "9am", "8.30am", "09:00",
+"noon"; "Tuesday to Saturday", "weekends"; "Unit 3, Canal Wharf", "LT4 7QE", "next to the fire station";
+"01632 960 418", "555-0142"; "under-14s", "16 or over", "8 to 15").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.knowledge.question import _DAYS, digits
+
+_STREET = (r"(?:road|rd|street|st|lane|ln|avenue|ave|way|walk|square|approach|place|drive|close|park|estate|wharf|"
+           r"terrace|hill|row|yard|quay|court|gardens|crescent|parade|arcade|market|green|mews|boulevard|blvd)")
+HOLDS = {
+    "money": r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
+             r"\bfree\b|\bno charge\b|\bat no cost\b|\bhalf price\b|\b\d+\s?(?:%|percent)|\bdiscount|\bsurcharge|"
+             r"\bnot refundable\b|\bno (?:minimum|fee)\b|\binterest free\b|\bcharged?\b|\bcosts?\b|\bprices?\b|"
+             r"\bfees?\b|\bextra\b|\bincluded\b|\bincludes\b|\bpaid\b|\bpayment\b",
+    "time": r"\b\d{1,2}(?:[.:]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b|24/7|"
+            r"\bclosed\b|\bopen\b|\buntil\b|\bmornings?\b|\bafternoons?\b|\bevenings?\b|\bweekends?\b|\bweekdays?\b|"
+            r"\bdaily\b|\bevery (?:day|week|month)\b|\b(?:" + "|".join(_DAYS) + r")s?\b|\bjanuary|february|april|"
+            r"june|july|august|september|october|november|december\b|\bholidays?\b|\bterm time\b|\bwhen\b|"
+            r"\bbefore\b|\bafter\b|\bdue\b|\bas soon as\b",
+    "duration": r"\b\d+(?:\.\d+)?\s?(?:-\s?)?(?:working |clear |full )?"
+                r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b|\bwithin\b|"
+                r"\bahead\b|\bnotice\b|\bovernight\b|\bwhile you wait\b",
+    "address": r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r"\b|\bunit \d+\b|"
+               r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\b\d{5}(?:-\d{4})?\b",
+    "place": r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r"\b|\bunit \d+\b|"
+             r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\bnext to\b|\bopposite\b|\bbehind\b|\bbeside\b|\babove\b|"
+             r"\bnear(?:est)?\b|\bon the corner\b|\b(?:first|second|ground|top) floor\b|\bwalk\b|\bcar park\b|"
+             r"\bparking\b|\bpark\b|\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b",
+    "contact": r"\b\d{3,5}[ -]\d{3}[ -]\d{3,4}\b|\b\d{3}-\d{4}\b|\b\d-\d{3}-\d{3}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
+               r"\bwww\.|\.(?:com|org|net|example)\b",
+    "quantity": r"\b\d+\b|\bup to\b|\bat most\b|\bat least\b",
+    "age": r"\bunder[- ]?\d+s?\b|\bover[- ]?\d+s?\b|\baged? \d+|"
+           r"\b\d+\s?(?:and|or)\s(?:over|under|older|above|younger)\b|"
+           r"\b\d+\s?(?:to|-|–)\s?\d+\s?(?:years?|yrs?|months?)?\b|\bchild(?:ren)?\b|\bkids?\b|\bjuniors?\b|"
+           r"\badults?\b|\bteen|\bbab(?:y|ies)\b|\bat least \d+ (?:weeks|months|years) old\b|\bminors?\b|\b\d+s\b",
+}
+
+
+def holds(sentence: str) -> frozenset[str]:
+    """The kinds of answer the sentence gives (see question.KINDS)."""
+    text = digits(sentence)
+    return frozenset(kind for kind, pattern in HOLDS.items() if re.search(pattern, text))
+
+
+def days_covered(sentence: str) -> frozenset[str]:
+    """The days of the week the sentence speaks of: named ones, ranges ("Tuesday to Friday", "Mon–Fri"), weekends,
+    weekdays, every day."""
+    text = sentence.lower()
+    short = {d[:3]: d for d in _DAYS}
+    days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", text)}
+    for first, last in re.findall(r"\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s*(?:to|-|–|—|until|through)\s*"
+                                  r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*", text):
+        start, end = _DAYS.index(short[first]), _DAYS.index(short[last])
+        days.update(_DAYS[start:end + 1] if start <= end else _DAYS[start:] + _DAYS[:end + 1])
+    if re.search(r"\bweekends?\b", text):
+        days |= {"saturday", "sunday"}
+    if re.search(r"\bweekdays?\b|\bin the week\b", text):
+        days |= set(_DAYS[:5])
+    if re.search(r"\bevery day\b|\bdaily\b|\b7 days a week\b|\bseven days a week\b|24/7", text):
+        days |= set(_DAYS)
+    return frozenset(days)
+
+
+def age_fits(sentence: str, age: int) -> float:
+    """1 when the sentence states a range or limit that holds `age` ("8 to 15", "under 12", "16 and over"), 0.5 when
+    it states an age limit that does not (the rule that answers "can my 14-year-old ..." with "16 or over"), else 0."""
+    text = digits(sentence)
+    stated = False
+    for low, high in re.findall(r"\b(\d+)\s?(?:to|-|–)\s?(\d+)\s?(?:years?|yrs?)?\b", text):
+        if int(low) < int(high) <= 120:
+            stated = True
+            if int(low) <= age <= int(high):
+                return 1.0
+    for limit in re.findall(r"\bunder[- ]?(\d+)s?\b|\byounger than (\d+)\b", text):
+        stated = True
+        if age < int(next(n for n in limit if n)):
+            return 1.0
+    for limit in re.findall(r"\b(\d+)\s?(?:and|or)\s(?:over|older|above)\b|\bover[- ]?(\d+)s?\b|\baged? (\d+)\b", text):
+        stated = True
+        if age >= int(next(n for n in limit if n)):
+            return 1.0
+    return 0.5 if stated else 0.0

@@ -1,0 +1,35 @@
+"""What a KB sentence holds, whatever the business writes it like (pure)."""
+
+import pytest
+
+from agent.knowledge.holds import age_fits, days_covered, holds
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("A private check-up is £55.", "money"), ("Overdue books are charged at 25p a day.", "money"),
+    ("Day entry, €14, €11, €9", "money"), ("Test rides are free with photo ID.", "money"),
+    ("We are open 8.30am to 5.30pm.", "time"), ("Saturday, 09:00, 20:00", "time"),
+    ("Most services are done within three working days.", "duration"),
+    ("Our address is 4 Market Square, Eastgate, NS7 2AB.", "address"),
+    ("The car park is two minutes' walk away.", "place"), ("Call us on 01632 960 418.", "contact"),
+    ("Riders must be 16 or over.", "age")])
+def test_a_sentence_holds_the_kind_of_answer_it_gives(sentence, kind):
+    assert kind in holds(sentence)
+
+
+def test_a_sentence_without_a_number_or_address_holds_no_contact_or_address():
+    assert not holds("You can book by phone or online.") & {"contact", "address"}
+
+
+def test_day_ranges_weekends_and_every_day_cover_their_days():
+    assert days_covered("Tuesday to Saturday 9am to 6pm") == {"tuesday", "wednesday", "thursday", "friday",
+                                                             "saturday"}
+    assert days_covered("We are closed at weekends.") == {"saturday", "sunday"}
+    assert len(days_covered("The emergency line is open 24/7.")) == 7
+
+
+@pytest.mark.parametrize(("sentence", "age", "fit"), [
+    ("Children from 8 to 15 must be supervised.", 10, 1.0), ("A child under 12 must not be left alone.", 10, 1.0),
+    ("Riders must be 16 or over to hire on their own.", 14, 0.5), ("Membership is free.", 14, 0.0)])
+def test_an_age_fits_the_range_or_limit_a_sentence_states(sentence, age, fit):
+    assert age_fits(sentence, age) == fit

@@ -1,0 +1,48 @@
+"""What a caller's question asks, from its words alone (pure)."""
+
+import pytest
+
+from agent.knowledge.question import analyse, asking_clause, digits
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("How much is a private check up?", {"money"}), ("What time do you close on a Friday?", {"time"}),
+    ("How long does a service usually take?", {"duration"}), ("Whereabouts are you?", {"place"}),
+    ("What number can I ring?", {"contact"}), ("Can my ten year old climb?", {"age"}),
+    ("How do I open the amber valve?", set())])
+def test_the_kind_of_answer_a_question_wants_is_read_from_its_words(question, kinds):
+    assert analyse(question).kinds == kinds
+
+
+def test_the_focus_is_what_the_question_is_about_less_the_words_that_only_frame_it():
+    assert analyse("Do I need to bring my own helmet?").focus == ("helmet",)
+    assert analyse("Are you open on Mondays?").focus == () and analyse("Are you open on Mondays?").days == {"monday"}
+
+
+def test_a_scene_setting_clause_is_kept_apart_from_the_one_that_asks():
+    asked = analyse("I use a wheelchair, can I get up to the surgery?")
+    assert asked.focus == ("surgeri",) and asked.scene == ("wheelchair",)
+    assert asking_clause("Can my son wait alone while I'm in the chair?")[0] == "Can my son wait alone"
+
+
+def test_an_asking_clause_that_names_nothing_takes_its_subject_from_the_scene():
+    assert analyse("My boiler is showing E119, what does that mean?").focus == ("boiler", "show", "e119")
+
+
+def test_an_age_is_kept_as_a_number_not_as_words_to_find():
+    asked = analyse("Can my sixteen year old daughter get her teeth whitened?")
+    assert asked.age == 16 and "16" not in asked.focus and "year" not in asked.focus
+
+
+def test_weekend_and_weekdays_name_their_days():
+    assert analyse("Are you open at the weekend?").days == {"saturday", "sunday"}
+    assert len(analyse("What time do you shut on weekdays?").days) == 5
+
+
+def test_number_words_become_digits():
+    assert digits("Twenty five pounds for my ten year old") == "25 pounds for my 10 year old"
+
+
+def test_a_common_word_names_less_than_a_rare_one():
+    asked = analyse("Will you take my old boiler away?")
+    assert asked.specific["boiler"] > asked.specific["away"]
