@@ -1,6 +1,7 @@
 """A scripted SIP caller built on pjsua2, for tests and evals: it speaks, listens, and times both.
 
     python -m eval.caller --target sip:agent@127.0.0.1:5060 --port 5072 --question q.wav --out DIR
+        [--address IP] [--registrar sip:PBX --user 6001 --password SECRET]
         [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
         [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
         [--hold-at 5 --unhold-at 9] [--accept-transfer]
@@ -216,18 +217,30 @@ def run(args: argparse.Namespace) -> dict:
     config.logConfig.level = config.logConfig.consoleLevel = int(__import__("os").environ.get("CALLER_LOG", "1"))
     endpoint.libInit(config)
     transport = pj.TransportConfig()
-    transport.port, transport.boundAddress = args.port, "127.0.0.1"
+    transport.port, transport.boundAddress = args.port, args.address
     endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP if args.tcp else pj.PJSIP_TRANSPORT_UDP, transport)
     endpoint.libStart()
     endpoint.audDevManager().setNullDev()
     for codec in endpoint.codecEnum2():
         endpoint.codecSetPriority(codec.codecId, 255 if codec.codecId == CODECS[args.codec] else 0)
     account_config = pj.AccountConfig()
-    account_config.idUri = f"sip:caller@127.0.0.1:{args.port}"
+    account_config.idUri = f"sip:caller@{args.address}:{args.port}"
+    if args.registrar:  # a softphone's account on a PBX: registered (and every request authenticated) as --user
+        registrar = args.registrar.split(":", 1)[1].split(";")[0]
+        account_config.idUri = f"sip:{args.user}@{registrar}"
+        account_config.regConfig.registrarUri = args.registrar
+        account_config.sipConfig.authCreds.append(pj.AuthCredInfo("digest", "*", args.user, 0, args.password))
     media = account_config.mediaConfig.transportConfig
-    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, "127.0.0.1"
+    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, args.address
     account = pj.Account()
     account.create(account_config)
+    if args.registrar:
+        deadline = time.monotonic() + 15
+        while not account.getInfo().regIsActive:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"caller: not registered with {args.registrar} "
+                                 f"(status {account.getInfo().regStatus})")
+            endpoint.libHandleEvents(20)
     port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
     call = CallerCall(account, port, args.accept_transfer)
     prm = pj.CallOpParam(True)
@@ -336,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.caller", description=__doc__.splitlines()[0])
     parser.add_argument("--target", required=True)
     parser.add_argument("--port", type=int, default=5072)
+    parser.add_argument("--address", default="127.0.0.1", help="the address SIP and RTP are bound to")
+    parser.add_argument("--registrar", help="register with this PBX first (sip:HOST[:PORT]), as --user")
+    parser.add_argument("--user", default="caller")
+    parser.add_argument("--password", default="")
     parser.add_argument("--rtp-port", type=int, default=21000)
     parser.add_argument("--tcp", action="store_true")
     parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")

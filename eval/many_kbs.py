@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eval.cases import Case, load_cases
+from eval.cases import Case, load_cases, right_answer
 from eval.diagnosis import wrong_answer
 from eval.dialogue import Calls, ask, perfectly, verdict
 from eval.faq_text import DEBIAN_FAQ, XZ_FAQ, Entry, as_markdown, parse_debian_faq, parse_qa_faq, read_installed
@@ -103,8 +103,9 @@ def run_kb(name: str, scratch: Path) -> list[dict]:
 def sample_calls(cases: list[Case], calls: int) -> list[Case]:
     """`calls` call groups spread evenly over the cases file (its out-of-KB calls come last), every case of each."""
     groups = list(dict.fromkeys(c.call for c in cases))
-    step = max(1, len(groups) // max(1, calls))
-    chosen = set(groups[::step][:calls])
+    if calls >= len(groups):
+        return list(cases)
+    chosen = {groups[round(n * (len(groups) - 1) / max(1, calls - 1))] for n in range(calls)}
     return [c for c in cases if c.call in chosen]
 
 
@@ -127,7 +128,20 @@ def run_calls(name: str, calls: int, voices: str, snr: float | None, out: Path) 
                        stdout=subprocess.DEVNULL)
         report = json.loads((folder / "replay" / "report.json").read_text())
     kinds = {c.id: c.kind for c in sample}
-    return [{**row, "kb": name, "kind": kinds.get(row["id"], "")} for row in report["cases"]]
+    by_id = {c.id: c for c in sample}
+    return [{**row, "kb": name, "kind": kinds.get(row["id"], ""),
+             "agent_correct": _agent_right(by_id[row["id"]], row) if row["id"] in by_id else None}
+            for row in report["cases"]]
+
+
+def _agent_right(case: Case, row: dict) -> bool | None:
+    """Whether the agent's own record of its last answer is right (what it said, before Piper, the line and the
+    caller's ears): None when the record has none."""
+    answer = row.get("agent_answer")
+    if answer is None:
+        return None
+    declined = not answer or "don't have information" in answer
+    return declined if case.expect_abstain else (not declined and right_answer(case, answer, []))
 
 
 def summarize_calls(rows: list[dict]) -> dict:
@@ -140,9 +154,12 @@ def summarize_calls(rows: list[dict]) -> dict:
     def share(items: list[dict]) -> float | None:
         return round(sum(r["correct"] for r in items) / len(items), 4) if items else None
 
+    recorded = [r for r in answerable if r.get("agent_correct") is not None]
     return {"n": len(rows), "errors": sum("error" in r for r in rows), "resolved": share(answerable),
             "out_of_kb_declined": share(out_of_kb), "wrong_answers": wrong,
-            "wrong_share": round(wrong / len(scored), 4) if scored else None}
+            "wrong_share": round(wrong / len(scored), 4) if scored else None,
+            "resolved_by_agent_record": round(sum(r["agent_correct"] for r in recorded) / len(recorded), 4)
+            if recorded else None}
 
 
 def summarize(rows: list[dict]) -> dict:
