@@ -15,7 +15,7 @@ DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgres
 BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev libspeex-dev libspeexdsp-dev \
 	libgsm1-dev libopus-dev libssl-dev uuid-dev
 
-.PHONY: run test install models test-models pjsua2 debs build-debs lint
+.PHONY: run test install models test-models pjsua2 debs build-debs lint stack stack-down
 
 run: models pjsua2
 	$(BIN)/python -m agent run
@@ -68,3 +68,15 @@ debs:
 # Allowed to fail: the pjsua2 build then names what is missing and keeps PyPI's wheel.
 build-debs:
 	-@$(call apt_install,$(BUILD_DEBS))
+
+# The agent and the bundled Asterisk under Docker (docker-compose.yml): both images built here when missing or
+# changed (on a Debian base made from Debian's archive when the official one cannot be pulled), then started.
+# Needs SOFTPHONE_PASSWORD in the environment; the KB is KB_DIR (default ./kb).
+stack: install
+	@command -v docker >/dev/null || { $(call apt_install,docker.io); }
+	@$(call apt_install,mmdebstrap)
+	$(BIN)/python -m agent.deploy images
+	$(BIN)/docker-compose up -d --no-build
+
+stack-down: install
+	$(BIN)/docker-compose down

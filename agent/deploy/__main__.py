@@ -1,4 +1,5 @@
-"""`python -m agent.deploy engine`: start Docker Engine if it is installed and not running; print its version."""
+"""`python -m agent.deploy engine`: start Docker Engine if it is installed and not running; print its version.
+`python -m agent.deploy images`: the same, then build the agent's and the bundled Asterisk's images."""
 
 from __future__ import annotations
 
@@ -6,19 +7,27 @@ import argparse
 import sys
 from pathlib import Path
 
-from agent.deploy import engine
+from agent.deploy import engine, images
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent.deploy", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    start = commands.add_parser("engine", help="reach Docker Engine, starting it when installed and not running")
-    start.add_argument("--log", type=Path, default=Path("var/docker/dockerd.log"), help="dockerd's log, if started")
+    commands.add_parser("engine", help="reach Docker Engine, starting it when installed and not running")
+    images_ = commands.add_parser("images", help="build the agent's and the bundled Asterisk's images (kept when "
+                                  "their content is unchanged)")
+    images_.add_argument("--rebuild", action="store_true", help="build even when an image of the same content is there")
     args = parser.parse_args(argv)
     try:
-        print(f"Docker Engine {engine.ensure(args.log)}")
+        print(f"Docker Engine {engine.ensure(Path('var/docker/dockerd.log'))}")
+        if args.command == "images":
+            for image in (images.AGENT, images.ASTERISK):
+                print(f"{images.build(image, rebuild=args.rebuild)} ready", flush=True)
     except engine.EngineUnavailable as exc:
         print(f"Docker Engine: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:  # a docker command that failed: its own message says why
+        print(exc, file=sys.stderr)
         return 1
     return 0
 

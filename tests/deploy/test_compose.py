@@ -269,10 +269,13 @@ def test_compose_mounts_every_asterisk_file_and_they_exist(compose):
     assert mounted(asterisk, "/opt/dialplans/start.sh").is_file()
 
 
-def test_the_asterisk_image_is_pinned_to_a_release(compose):
-    image = compose["services"]["asterisk"]["image"]
-    name, _, tag = image.partition(":")
-    assert tag and tag != "latest" and (tag[0].isdigit() or "@sha256:" in image), image
+def test_the_asterisk_image_is_built_here_from_debians_pinned_source(compose):
+    from agent.deploy.asterisk.build import load_source
+
+    build = compose["services"]["asterisk"]["build"]
+    assert build["dockerfile"] == "dialplans/asterisk/Dockerfile" and (REPO / build["dockerfile"]).is_file()
+    source = load_source()
+    assert source.version.startswith("22.") and all(len(pin.sha256) == 64 for pin in source.tarballs.values())
 
 
 def test_the_image_bakes_in_and_verifies_the_models_and_runs_unprivileged():
@@ -289,16 +292,24 @@ def _stages() -> list[list[str]]:
     for line in dockerfile():
         if line.startswith("FROM "):
             stages.append([])
-        stages[-1].append(line)
+        if stages:  # an ARG before the first FROM belongs to no stage
+            stages[-1].append(line)
     return stages
 
 
 def test_the_image_builds_pjsua2_from_source_in_a_stage_of_its_own_and_installs_its_wheel():
-    build, final = _stages()
-    assert build[0].endswith(" AS pjsua2")
-    assert any("python -m agent.sip.pjproject --require" in line for line in build)  # no silent fallback in an image
-    assert any(line.startswith("COPY --from=pjsua2 ") and ".whl" in line for line in final)
-    assert any(line.startswith("RUN pip install /tmp/wheels/") for line in final)
+    build, runtime, install, final = _stages()
+    assert build[0].endswith(" AS pjsua2") and install[0] == "FROM runtime AS install" and final[0] == "FROM runtime"
+    assert any("python3 -m agent.sip.pjproject --require" in line for line in build)  # no silent fallback
+    assert any(line.startswith("COPY --from=pjsua2 ") and ".whl" in line for line in install)
+    assert any("pip install --quiet /tmp/wheels/" in line for line in install)
+    assert any(line.startswith("COPY --from=install /opt/venv ") for line in final)
+
+
+def test_the_build_machines_package_settings_stay_in_the_build_stages():
+    build, runtime, install, final = _stages()
+    assert any(line.startswith("ARG PIP_INDEX_URL") for line in install)
+    assert not any("PIP_INDEX_URL" in line or "build-ca" in line for line in runtime + final)
 
 
 # In python:3.11-slim-bookworm itself, besides what the final stage installs.
@@ -330,8 +341,8 @@ def test_every_library_the_built_module_links_is_installed_in_the_image():
                 break
         else:
             raise AssertionError(f"no package owns {path}")
-    _, final = _stages()
-    installed_there = set(" ".join(line for line in final if "apt-get install" in line).split())
+    runtime = _stages()[1]
+    installed_there = set(" ".join(line for line in runtime if "apt-get install" in line).split())
     assert packages and "libsrtp2-1" in packages
     assert packages - BASE_IMAGE_PACKAGES <= installed_there
 

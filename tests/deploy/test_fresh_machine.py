@@ -23,7 +23,7 @@ from agent.deploy.debian_base import make_base
 from agent.deploy.engine import docker, image_exists
 from tests.conftest import REPO, read_wav
 from tests.deploy.containers import Machine, docker_engine, own_network  # noqa: F401 - a fixture
-from tests.peers import heard, questions  # noqa: F401 - a fixture
+from tests.peers import heard
 
 BASE_PACKAGES = ("ca-certificates", "python3", "make", "git")
 """What a newcomer who has cloned the repository has: Debian's python3, make and git (minbase holds the rest of
@@ -132,7 +132,7 @@ def test_make_tests_install_steps_left_debians_python_and_every_test_peer(instal
             machine.remove()
 
 
-def test_make_run_on_debian_12_answers_a_call(installed, questions, models, tmp_path):  # noqa: F811
+def test_make_run_on_debian_12_answers_a_call(installed, questions, models, tmp_path):
     with own_network("fresh-debian") as network:
         machine = Machine(installed, network, "fresh-run")
         try:

