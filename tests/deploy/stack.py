@@ -53,7 +53,9 @@ class Stack:
         return result
 
     def up(self, timeout: float = 600) -> None:
-        """Every service started and healthy (or done, for a one-off), using the images already built."""
+        """Every service started and healthy (or done, for a one-off), using the images already built; a test
+        project an interrupted run left behind is removed first (its network would hold the compose subnet)."""
+        clear_leftovers()
         self.compose("up", "-d", "--no-build", "--wait", "--wait-timeout", str(int(timeout)), timeout=timeout + 60)
 
     def down(self) -> None:
@@ -83,3 +85,15 @@ class Stack:
                 raise AssertionError(f"no {text!r} in {service}'s log:\n{logs[-3000:]}")
             time.sleep(1)
         return logs
+
+
+def clear_leftovers(prefix: str = "agent-test-") -> None:
+    """Containers, networks and volumes of test projects nobody tore down (a run killed mid-test)."""
+    for kind in ("container", "network", "volume"):
+        key = "{{.Name}}" if kind == "volume" else "{{.ID}}"
+        listed = docker(kind, "ls", *(["-a"] if kind == "container" else []), "--filter",
+                        "label=com.docker.compose.project", "--format",
+                        key + ' {{.Label "com.docker.compose.project"}}', check=False).stdout.decode().split("\n")
+        stale = [line.split()[0] for line in listed if len(line.split()) == 2 and line.split()[1].startswith(prefix)]
+        if stale:
+            docker(kind, "rm", *(["-f"] if kind != "network" else []), *stale, check=False)
