@@ -44,9 +44,10 @@ pjsua2: install build-debs
 models: install
 	$(BIN)/python -m agent models fetch
 
-# The small LLM the tests' llama.cpp server runs (eval.llm_server); never needed by `make run`.
+# What only the tests and evals use, never `make run`: the small LLM their llama.cpp server runs (eval.llm_server)
+# and Smart Turn, the end-of-turn model eval.turns compares against.
 test-models: install
-	$(BIN)/python -m agent models fetch smollm2-135m-instruct
+	$(BIN)/python -m agent models fetch smollm2-135m-instruct smart-turn-v3.2
 
 # Installs missing Debian packages, as root (or through sudo when not root).
 define apt_install

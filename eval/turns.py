@@ -106,11 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     from agent.models.manifest import load_manifest
     from agent.models.verify import resolve
     from agent.speech.asr import Transcriber
-    from agent.speech.turn import TurnModel
     from eval.asr import load_8k, locate, parse_transcripts, to_16k
     from eval.cases import load_cases
     from eval.hearing import speak, telephone
     from eval.retrieval import build_knowledge
+    from eval.smart_turn import TurnModel
 
     settings = settings_module.parse([], {})
     manifest = load_manifest()

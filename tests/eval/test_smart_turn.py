@@ -6,7 +6,7 @@ from faster_whisper.feature_extractor import FeatureExtractor
 
 from agent.models.manifest import load_manifest
 from agent.models.verify import resolve
-from agent.speech.turn import TurnModel, turn_features
+from eval.smart_turn import TurnModel, turn_features
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""End of turn from the caller's voice: Smart Turn v3.2 judges whether the words so far are finished.
+"""End of turn from the caller's voice: Smart Turn v3.2 judges whether the words so far are finished. The agent
+ends turns by what was said instead (call/endpointing); this stays as eval.turns' baseline.
 
 A fixed hangover waits the same 500 ms after "What are your opening hours?" as after "I'd like to
 know, um…"; the turn model hears intonation and grammar, so a finished question can be answered
