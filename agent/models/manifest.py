@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 MODEL_KINDS = ("asr", "tts", "embedder", "vad", "turn", "llm")
+RUN_KINDS = ("asr", "tts", "embedder", "vad")
+"""The kinds `make run` installs; the LLM (the tests' llama.cpp server) and the end-of-turn model (eval.turns'
+baseline) are fetched by `make test` only."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """The agent's dialplan on real calls: one agent, two KBs, the dialled extension picks the KB."""
 
 import shutil
+from difflib import SequenceMatcher
 
 import pytest
 
+from agent.settings import Settings
+from eval.scoring import normalize
 from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, place_call
 
@@ -26,6 +29,14 @@ extensions = ["200", "dental"]
 kb_dir = "kb-dental"
 greeting = "Hello, Harbour Dental here. How can I help?"
 """
+GREETINGS = {"100": normalize(Settings.greeting),
+             "dental": normalize("Hello, Harbour Dental here. How can I help?")}
+
+
+def likeness(heard_text: str, spoken: str) -> float:
+    """How alike two transcripts are, word by word: a name tiny.en mishears ("Harbour Dental" as "harbor
+    dindle") costs a word or two, and a different greeting costs most of them."""
+    return SequenceMatcher(None, heard_text.split(), spoken.split()).ratio()
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +52,15 @@ def two_kb_agent(tmp_path_factory, settings):
     process.stop()
 
 
-@pytest.mark.parametrize(("dial", "greeting", "answer"), [
-    ("100", "how can i help you", "monday to friday"),
-    ("dental", "dental here", "tuesday to saturday"),
+@pytest.mark.parametrize(("dial", "other", "answer"), [
+    ("100", "dental", "monday to friday"),
+    ("dental", "100", "tuesday to saturday"),
 ])
-def test_the_dialled_extension_gets_its_own_kb(two_kb_agent, models, questions, tmp_path, dial, greeting, answer):
+def test_the_dialled_extension_gets_its_own_kb(two_kb_agent, models, questions, tmp_path, dial, other, answer):
     timeline = place_call(two_kb_agent, tmp_path, "--question", str(questions["hours"]), "--question-at", "3.5",
                           duration=14, dial=dial)
-    assert greeting in heard(models, timeline, 0, timeline["question_tick"])
+    greeting = heard(models, timeline, 0, timeline["question_tick"])
+    assert likeness(greeting, GREETINGS[dial]) > likeness(greeting, GREETINGS[other]), greeting
     assert answer in heard(models, timeline, timeline["question_end_tick"])
 
 

@@ -1,12 +1,11 @@
 import pytest
 
-from agent.models.manifest import MODEL_KINDS, load_manifest, parse_manifest
+from agent.models.manifest import RUN_KINDS, load_manifest, parse_manifest
 
 
 def test_manifest_has_one_default_model_per_kind_the_agent_runs():
     defaults = [spec.kind for spec in load_manifest().values() if spec.default]
-    # The LLM is only the tests' llama.cpp server's (make test): make run never installs it.
-    assert sorted(defaults) == sorted(k for k in MODEL_KINDS if k != "llm")
+    assert sorted(defaults) == sorted(RUN_KINDS)
 
 
 def test_every_manifest_file_pins_a_version_a_size_and_a_sha256():
