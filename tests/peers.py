@@ -36,22 +36,27 @@ def agent(tmp_path_factory, settings):
     assert process.process.returncode == 0, process.log_path.read_text()[-3000:]
 
 
-@pytest.fixture(scope="session")
-def questions(tmp_path_factory):
-    """Caller questions in flite's slt voice (unlike the agent's Piper voice), as 8 kHz WAVs."""
+def flite_wav(folder: Path, name: str, text: str) -> Path:
+    """A caller saying `text` in flite's slt voice (unlike the agent's Piper voice): folder/NAME.wav, 8 kHz."""
     import wave
 
+    pcm = synthesize_caller(folder, text, engine="flite")
+    path = folder / f"{name}.wav"
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(8000)
+        wav.writeframes(pcm.tobytes())
+    return path
+
+
+@pytest.fixture(scope="session")
+def questions(tmp_path_factory):
+    """Caller questions in flite's voice, as 8 kHz WAVs."""
     folder = tmp_path_factory.mktemp("questions")
 
     def make(name: str, text: str) -> Path:
-        pcm = synthesize_caller(folder, text, engine="flite")
-        path = folder / f"{name}.wav"
-        with wave.open(str(path), "wb") as wav:
-            wav.setnchannels(1)
-            wav.setsampwidth(2)
-            wav.setframerate(8000)
-            wav.writeframes(pcm.tobytes())
-        return path
+        return flite_wav(folder, name, text)
 
     return {"hours": make("hours", "What are your opening hours during the week?"),
             "office": make("office", "Where is your office?"),

@@ -1,10 +1,12 @@
 #!/bin/sh
-# Entry point of the bundled Asterisk container: writes the softphone's credentials and the NAT
+# Entry point of the bundled Asterisk container: writes the softphones' credentials (the caller's and the
+# reception's, which defaults to the caller's password) and the NAT
 # addresses from the environment into ASTERISK_ETC (default /etc/asterisk), then runs the given
 # command (Asterisk). Nothing secret is kept in the repository.
 set -eu
 etc="${ASTERISK_ETC:-/etc/asterisk}"
 user="${SOFTPHONE_USER:-6001}"
+reception="${RECEPTION_USER:-6002}"
 if [ -z "${SOFTPHONE_PASSWORD:-}" ]; then
     echo "start.sh: set SOFTPHONE_PASSWORD (the softphone's SIP password) in the environment" >&2
     exit 2
@@ -15,9 +17,16 @@ case "$SOFTPHONE_PASSWORD" in
 esac
 # ';' starts a comment in Asterisk's configuration files: escape it.
 password=$(printf '%s' "$SOFTPHONE_PASSWORD" | sed 's/;/\\;/g')
+reception_password=$(printf '%s' "${RECEPTION_PASSWORD:-$SOFTPHONE_PASSWORD}" | sed 's/;/\\;/g')
+case "$reception_password" in
+    *"
+"*) echo "start.sh: RECEPTION_PASSWORD must be one line" >&2; exit 2 ;;
+esac
 umask 077
-printf '[%s-auth]\ntype=auth\nauth_type=userpass\nusername=%s\npassword=%s\n' \
+printf '[%s-auth]\ntype=auth\nauth_type=userpass\nusername=%s\npassword=%s\n\n' \
     "$user" "$user" "$password" > "$etc/pjsip_softphone_auth.conf"
+printf '[%s-auth]\ntype=auth\nauth_type=userpass\nusername=%s\npassword=%s\n' \
+    "$reception" "$reception" "$reception_password" >> "$etc/pjsip_softphone_auth.conf"
 chown asterisk: "$etc/pjsip_softphone_auth.conf" 2>/dev/null || true
 umask 022
 # The trunk to the agent: TLS + SRTP (`agent`, the default) or plain UDP (`agent-udp`, behind Kamailio).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -70,7 +71,17 @@ class Stack:
         return docker("exec", self.container("asterisk"), "asterisk", "-rx", command, timeout=60).stdout.decode()
 
     def logs(self, service: str) -> str:
-        return self.compose("logs", "--no-color", service, check=False).stdout
+        """A service's output, without the colours Asterisk's console paints it with."""
+        return re.sub(r"\x1b\[[0-9;]*m", "", self.compose("logs", "--no-color", service, check=False).stdout)
+
+    def events(self, service: str, name: str) -> list[dict]:
+        """The `name` events a service logged (the agent's log is one JSON object per line), oldest first."""
+        found = []
+        for line in self.logs(service).splitlines():
+            _, _, text = line.partition("| ")
+            if text.startswith("{") and (record := json.loads(text)).get("event") == name:
+                found.append(record)
+        return found
 
     def gateway(self, network: str = "voice") -> str:
         """The host's own address on a compose network: where a softphone on the host sends from."""

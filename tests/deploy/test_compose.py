@@ -207,6 +207,11 @@ def test_the_softphone_password_comes_from_the_environment_not_the_repository(pj
     generated = parse_asterisk((tmp_path / "pjsip_softphone_auth.conf").read_text())
     auth = generated.named(pjsip.named("6001", "endpoint").get("auth"), "auth")
     assert auth.get("username") == "6001" and auth.get("password") == "p@ss; w|rd $x"
+    reception = generated.named(pjsip.named("6002", "endpoint").get("auth"), "auth")
+    assert reception.get("username") == "6002" and reception.get("password") == "p@ss; w|rd $x"
+    assert start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="a", RECEPTION_PASSWORD="b").returncode == 0
+    generated = parse_asterisk((tmp_path / "pjsip_softphone_auth.conf").read_text())
+    assert generated.named("6002-auth", "auth").get("password") == "b"
     assert not [s.name for s in pjsip.sections if s.get("password")]
 
 

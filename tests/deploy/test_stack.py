@@ -14,10 +14,11 @@ import pytest
 
 from agent.deploy import images
 from agent.deploy.engine import docker
+from eval.caller import load_wav
 from tests.conftest import REPO, read_wav
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import Stack
-from tests.peers import heard, next_ports
+from tests.peers import flite_wav, heard, next_ports
 
 PASSWORD = "softphone-test-password"
 TOKEN = "stack-test-admin-token-0123"
@@ -41,6 +42,10 @@ def stack(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported
 
 def softphone_call(stack: Stack, out, *args: str, duration: float = 18, capture=None) -> dict:
     """A pjsua2 softphone on the host registers with the bundled Asterisk as 6001 and dials 100; its timeline."""
+    deadline = time.monotonic() + 60
+    while not reachable(stack, "agent"):  # the trunk qualified: after a restart, up to its qualify_frequency
+        assert time.monotonic() < deadline, stack.asterisk("pjsip show contacts")
+        time.sleep(1)
     port, rtp = next_ports()
     command = [sys.executable, "-m", "eval.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
                str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", PASSWORD, "--target",
@@ -57,7 +62,7 @@ def test_asterisk_starts_with_the_bundled_configuration_without_a_warning_and_ho
     start_up = log[:log.index("Asterisk Ready")]
     assert not [line for line in start_up.splitlines() if re.search(r"\b(WARNING|ERROR)\b", line)]
     endpoints = stack.asterisk("pjsip show endpoints")
-    assert all(f"Endpoint:  {name} " in endpoints for name in ("6001", "agent", "agent-udp"))
+    assert all(f"Endpoint:  {name} " in endpoints for name in ("6001", "6002", "agent", "agent-udp"))
     assert "Dial(PJSIP/${EXTEN}@${AGENT_TRUNK},60)" in stack.asterisk("dialplan show 100@from-softphones")
     assert re.search(r"Port start:\s+10000", stack.asterisk("rtp show settings"))
 
@@ -117,3 +122,84 @@ def test_an_agent_that_dies_is_brought_back_by_the_restart_policy_and_answers_th
     timeline = softphone_call(stack, tmp_path / "call", "--question", str(questions["hours"]), "--question-at", "3",
                               duration=18)
     assert timeline["status"] == 200 and "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+
+
+RECEPTION = """poll_method epoll
+sip_listen {address}:{port}
+net_interface {address}
+audio_player alsa,null
+audio_source aufile,{microphone}
+audio_alert alsa,null
+audio_level no
+ausrc_format s16
+auplay_format s16
+auenc_format s16
+audec_format s16
+rtp_ports {rtp}-{rtp_end}
+rtcp_mux no
+jitter_buffer_delay 5-10
+module_path /usr/lib/baresip/modules
+module g711.so
+module sndfile.so
+module alsa.so
+module aufile.so
+module_tmp uuid.so
+module_tmp account.so
+module_app menu.so
+snd_path {recordings}
+"""
+
+
+def reception_phone(stack: Stack, folder, greeting) -> subprocess.Popen:
+    """baresip on the host registered with the bundled Asterisk as 6002, answering every call by itself and
+    saying `greeting`; what it hears lands in folder/recordings/*-dec.wav once it has quit."""
+    (folder / "recordings").mkdir(parents=True)
+    port, rtp = next_ports()
+    (folder / "config").write_text(RECEPTION.format(address=stack.gateway(), port=port, microphone=greeting, rtp=rtp,
+                                                    rtp_end=rtp + 20, recordings=folder / "recordings"))
+    (folder / "accounts").write_text(f"<sip:6002@{ASTERISK};transport=udp>;auth_pass={PASSWORD};regint=60;"
+                                     f"answermode=auto;audio_codecs=PCMU\n")
+    phone = subprocess.Popen(["baresip", "-f", str(folder), "-t", "120"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while not reachable(stack, "6002"):
+        assert time.monotonic() < deadline and phone.poll() is None, stack.asterisk("pjsip show contacts")
+        time.sleep(0.5)
+    return phone
+
+
+def reachable(stack: Stack, aor: str) -> bool:
+    """Whether Asterisk would dial the AOR: it has a contact (a softphone's, once registered) whose last qualify
+    did not fail ("NonQual": never qualified; Asterisk dials no contact that failed one)."""
+    rows = [line.split() for line in stack.asterisk("pjsip show contacts").splitlines()]
+    return any(row[1].startswith(f"{aor}/") and row[3] in ("Avail", "NonQual")
+               for row in rows if len(row) >= 4 and row[0] == "Contact:" and not row[1].startswith("<"))
+
+
+def test_a_caller_asking_for_a_person_is_put_through_asterisk_to_the_reception_which_hears_them(
+        stack, questions, models, tmp_path):
+    person = flite_wav(tmp_path, "person", "Can I speak to a real person, please?")
+    greeting = tmp_path / "reception.wav"  # said a second after it answers, then quiet
+    subprocess.run(["sox", "-D", str(flite_wav(tmp_path, "words", "Reception, good morning.")), str(greeting), "pad",
+                    "1", "20"], check=True)
+    phone = reception_phone(stack, tmp_path / "reception", greeting)
+    try:
+        timeline = softphone_call(stack, tmp_path / "call", "--question", str(person), "--question-at", "3",
+                                  "--second", str(questions["hours"]), "--second-at", "20", duration=30)
+    finally:
+        phone.terminate()
+        output = phone.communicate(timeout=30)[0]
+    assert timeline["status"] == 200
+    # The agent handed the call over (its REFER, which Asterisk ran as a blind transfer in from-agent), the
+    # reception rang and answered, and heard the caller's next question; the caller heard the reception.
+    (transfer,) = stack.events("agent", "call.transfer")
+    assert transfer["result"] == "transferred", transfer
+    assert "[6002@from-agent:2] Dial(" in stack.logs("asterisk")
+    recordings = sorted((tmp_path / "reception" / "recordings").glob("*-dec.wav"))
+    assert recordings, output[-3000:]
+    assert "opening hours" in heard(models, {"received": load_wav(recordings[-1])}), output[-3000:]
+    # What the caller heard last before asking again: the reception's words, after the agent's "putting you through".
+    voiced = [tick for tick in timeline["received_voiced_ticks"] if tick < timeline["second_tick"]]
+    last_start = next(b for a, b in reversed(list(zip(voiced, voiced[1:]))) if b - a > 25)  # 0.5 s quiet before it
+    assert "reception" in heard(models, timeline, last_start - 10, timeline["second_tick"])
+
