@@ -15,7 +15,7 @@ DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgres
 BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev libspeex-dev libspeexdsp-dev \
 	libgsm1-dev libopus-dev libssl-dev uuid-dev
 
-.PHONY: run test install models test-models pjsua2 debs build-debs lint stack stack-down
+.PHONY: run test install models test-models pjsua2 debs build-debs lint stack stack-down line line-down
 
 run: models pjsua2
 	$(BIN)/python -m agent run
@@ -81,3 +81,15 @@ stack: install
 
 stack-down: install
 	$(BIN)/docker-compose down
+
+# The line overlay (docker-compose.line.yml): Kamailio's dispatcher before two agents sharing PostgreSQL, behind the
+# same Asterisk. Needs SOFTPHONE_PASSWORD and POSTGRES_PASSWORD.
+LINE_FILES = -f docker-compose.yml -f docker-compose.line.yml
+line: install
+	@command -v docker >/dev/null || { $(call apt_install,docker.io); }
+	@$(call apt_install,mmdebstrap)
+	$(BIN)/python -m agent.deploy images --line
+	$(BIN)/docker-compose $(LINE_FILES) up -d --no-build
+
+line-down: install
+	$(BIN)/docker-compose $(LINE_FILES) down

@@ -1,5 +1,6 @@
 """`python -m agent.deploy engine`: start Docker Engine if it is installed and not running; print its version.
-`python -m agent.deploy images`: the same, then build the agent's and the bundled Asterisk's images."""
+`python -m agent.deploy images [--line]`: the same, then build the agent's and the bundled Asterisk's images (with
+--line, the line overlay's Kamailio and PostgreSQL too)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("engine", help="reach Docker Engine, starting it when installed and not running")
     images_ = commands.add_parser("images", help="build the agent's and the bundled Asterisk's images (kept when "
                                   "their content is unchanged)")
+    images_.add_argument("--line", action="store_true", help="also the line overlay's (docker-compose.line.yml)")
     images_.add_argument("--rebuild", action="store_true", help="build even when an image of the same content is there")
     args = parser.parse_args(argv)
     try:
         print(f"Docker Engine {engine.ensure(Path('var/docker/dockerd.log'))}")
         if args.command == "images":
-            for image in (images.AGENT, images.ASTERISK):
+            for image in images.LINE if args.line else images.STACK:
                 print(f"{images.build(image, rebuild=args.rebuild)} ready", flush=True)
     except engine.EngineUnavailable as exc:
         print(f"Docker Engine: {exc}", file=sys.stderr)

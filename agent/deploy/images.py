@@ -1,12 +1,13 @@
-"""The two images the deployment runs, built here: the agent's (Dockerfile) and the bundled Asterisk's
-(dialplans/asterisk/Dockerfile).
+"""The images the deployment runs, built here: the agent's (Dockerfile) and the bundled Asterisk's
+(dialplans/asterisk/Dockerfile); for the line overlay (docker-compose.line.yml), Kamailio's and PostgreSQL's too,
+from Debian's packages (dialplans/kamailio, dialplans/postgres).
 
 Each is built on its official base image when that is on the machine or can be pulled, else on a Debian bookworm
 base made from Debian's own archive (debian_base.py). The agent's build gets the machine's package settings as
 build arguments (package_config.py), which its Dockerfile uses in build stages only. An image already built from
 the same files and base is kept: its label names a key of everything that went into it.
 
-    python -m agent.deploy images [--rebuild]
+    python -m agent.deploy images [--line] [--rebuild]
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ AGENT = Image("phone-agent:latest", REPO / "Dockerfile", "python:3.11-slim-bookw
               ("Dockerfile", "pyproject.toml", "README.md", "agent", "eval", "kb", "dialplans"))
 ASTERISK = Image("phone-agent-asterisk:latest", REPO / "dialplans" / "asterisk" / "Dockerfile", "debian:bookworm-slim",
                  ("dialplans/asterisk", "agent/deploy/asterisk", "agent/sip/pjproject", "agent/__init__.py"))
+KAMAILIO = Image("phone-agent-kamailio:latest", REPO / "dialplans" / "kamailio" / "Dockerfile",
+                 "debian:bookworm-slim", ("dialplans/kamailio",))
+POSTGRES = Image("phone-agent-postgres:latest", REPO / "dialplans" / "postgres" / "Dockerfile",
+                 "debian:bookworm-slim", ("dialplans/postgres",))
+STACK = (AGENT, ASTERISK)
+"""docker-compose.yml's images."""
+LINE = (*STACK, KAMAILIO, POSTGRES)
+"""docker-compose.yml's and docker-compose.line.yml's."""
 
 
 def content_key(paths: tuple[str, ...], base: str, repo: Path = REPO) -> str:

@@ -14,15 +14,22 @@ import time
 import uuid
 from pathlib import Path
 
-from agent.deploy.engine import docker
-from tests.conftest import REPO
+import yaml
 
-NOTHING_PUBLISHED = """services:
-  agent:
-    ports: !reset []
-  asterisk:
-    ports: !reset []
-"""
+from agent.deploy.engine import docker
+from tests.conftest import REPO, read_wav
+from tests.peers import next_ports
+
+ASTERISK = "172.28.0.20"
+"""The bundled Asterisk's address on the compose network (docker-compose.yml)."""
+
+
+def nothing_published(files: tuple[str, ...]) -> str:
+    """A compose override that publishes none of the files' ports on the host."""
+    services = sorted({name for file in files
+                       for name, service in yaml.safe_load((REPO / file).read_text())["services"].items()
+                       if "ports" in service})
+    return "services:\n" + "".join(f"  {name}:\n    ports: !reset []\n" for name in services)
 
 
 def compose_binary() -> str:
@@ -41,7 +48,7 @@ class Stack:
     def __init__(self, tmp: Path, files: tuple[str, ...], env: dict[str, str]) -> None:
         self.project = f"agent-test-{uuid.uuid4().hex[:6]}"
         override = tmp / "nothing-published.yml"
-        override.write_text(NOTHING_PUBLISHED)
+        override.write_text(nothing_published(files))
         self._files = [arg for name in files for arg in ("-f", str(REPO / name))] + ["-f", str(override)]
         self._env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}
 
@@ -108,3 +115,31 @@ def clear_leftovers(prefix: str = "agent-test-") -> None:
         stale = [line.split()[0] for line in listed if len(line.split()) == 2 and line.split()[1].startswith(prefix)]
         if stale:
             docker(kind, "rm", *(["-f"] if kind != "network" else []), *stale, check=False)
+
+
+def reachable(stack: Stack, aor: str) -> bool:
+    """Whether Asterisk would dial the AOR: it has a contact (a softphone's, once registered) whose last qualify
+    did not fail ("NonQual": never qualified; Asterisk dials no contact that failed one)."""
+    rows = [line.split() for line in stack.asterisk("pjsip show contacts").splitlines()]
+    return any(row[1].startswith(f"{aor}/") and row[3] in ("Avail", "NonQual")
+               for row in rows if len(row) >= 4 and row[0] == "Contact:" and not row[1].startswith("<"))
+
+
+def softphone_call(stack: Stack, out: Path, password: str, *args: str, duration: float = 18,
+                   trunk: str = "agent") -> dict:
+    """A pjsua2 softphone on the host registers with the bundled Asterisk as 6001 and dials 100, once Asterisk
+    would send the call on (`trunk` qualified: after an agent's restart, up to its qualify_frequency); its
+    timeline, with what it heard."""
+    deadline = time.monotonic() + 60
+    while not reachable(stack, trunk):
+        assert time.monotonic() < deadline, stack.asterisk("pjsip show contacts")
+        time.sleep(1)
+    port, rtp = next_ports()
+    command = [sys.executable, "-m", "eval.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
+               str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", password, "--target",
+               f"sip:100@{ASTERISK}", "--duration", str(duration), "--out", str(out), *args]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    timeline = json.loads((out / "timeline.json").read_text())
+    timeline["received"], _ = read_wav(out / "received.wav")
+    return timeline

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 import yaml
 
+from agent.deploy import images
 from agent.settings import load
 from tests.conftest import REPO
 from tests.deploy.asterisk_conf import parse_asterisk
@@ -101,10 +102,11 @@ def test_both_agents_answer_from_the_same_kb_files(line):
     assert kb[0] == kb[1] == ["${KB_DIR:-./kb}:/app/kb:ro"]
 
 
-def test_every_image_is_pinned_to_a_release(line):
+def test_every_image_of_the_overlay_is_one_the_repository_builds(line):
+    built = {image.tag: image.dockerfile for image in images.LINE}
     for name in ("kamailio", "postgres"):
-        tag = line[name]["image"].rpartition(":")[2]
-        assert tag[0].isdigit(), line[name]["image"]
+        dockerfile = REPO / line[name]["build"]["dockerfile"]
+        assert built[line[name]["image"]] == dockerfile and dockerfile.is_file(), name
 
 
 def test_kamailio_accepts_the_shipped_config_with_the_lines_agent_list(tmp_path):

@@ -4,10 +4,10 @@ which reaches the agent over its SIP-over-TLS trunk with SRTP audio."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
-import sys
 import time
 
 import pytest
@@ -15,15 +15,15 @@ import pytest
 from agent.deploy import images
 from agent.deploy.engine import docker
 from eval.caller import load_wav
-from tests.conftest import REPO, read_wav
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
-from tests.deploy.stack import Stack
+from tests.deploy.stack import ASTERISK, Stack, reachable
+from tests.deploy.stack import softphone_call as call_through
 from tests.peers import flite_wav, heard, next_ports
 
 PASSWORD = "softphone-test-password"
 TOKEN = "stack-test-admin-token-0123"
-ASTERISK, AGENT = "172.28.0.20", "172.28.0.10"
-"""Their addresses on the compose network (docker-compose.yml)."""
+AGENT = "172.28.0.10"
+"""The agent's address on the compose network (docker-compose.yml)."""
 
 
 @pytest.fixture(scope="module")
@@ -40,21 +40,8 @@ def stack(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported
         up.down()
 
 
-def softphone_call(stack: Stack, out, *args: str, duration: float = 18, capture=None) -> dict:
-    """A pjsua2 softphone on the host registers with the bundled Asterisk as 6001 and dials 100; its timeline."""
-    deadline = time.monotonic() + 60
-    while not reachable(stack, "agent"):  # the trunk qualified: after a restart, up to its qualify_frequency
-        assert time.monotonic() < deadline, stack.asterisk("pjsip show contacts")
-        time.sleep(1)
-    port, rtp = next_ports()
-    command = [sys.executable, "-m", "eval.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
-               str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", PASSWORD, "--target",
-               f"sip:100@{ASTERISK}", "--duration", str(duration), "--out", str(out), *args]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
-    assert result.returncode == 0, result.stderr[-3000:]
-    timeline = json.loads((out / "timeline.json").read_text())
-    timeline["received"], _ = read_wav(out / "received.wav")
-    return timeline
+def softphone_call(stack: Stack, out, *args: str, duration: float = 18) -> dict:
+    return call_through(stack, out, PASSWORD, *args, duration=duration)
 
 
 def test_asterisk_starts_with_the_bundled_configuration_without_a_warning_and_holds_what_it_says(stack):
@@ -168,14 +155,6 @@ def reception_phone(stack: Stack, folder, greeting) -> subprocess.Popen:
     return phone
 
 
-def reachable(stack: Stack, aor: str) -> bool:
-    """Whether Asterisk would dial the AOR: it has a contact (a softphone's, once registered) whose last qualify
-    did not fail ("NonQual": never qualified; Asterisk dials no contact that failed one)."""
-    rows = [line.split() for line in stack.asterisk("pjsip show contacts").splitlines()]
-    return any(row[1].startswith(f"{aor}/") and row[3] in ("Avail", "NonQual")
-               for row in rows if len(row) >= 4 and row[0] == "Contact:" and not row[1].startswith("<"))
-
-
 def test_a_caller_asking_for_a_person_is_put_through_asterisk_to_the_reception_which_hears_them(
         stack, questions, models, tmp_path):
     person = flite_wav(tmp_path, "person", "Can I speak to a real person, please?")
@@ -200,6 +179,6 @@ def test_a_caller_asking_for_a_person_is_put_through_asterisk_to_the_reception_w
     assert "opening hours" in heard(models, {"received": load_wav(recordings[-1])}), output[-3000:]
     # What the caller heard last before asking again: the reception's words, after the agent's "putting you through".
     voiced = [tick for tick in timeline["received_voiced_ticks"] if tick < timeline["second_tick"]]
-    last_start = next(b for a, b in reversed(list(zip(voiced, voiced[1:]))) if b - a > 25)  # 0.5 s quiet before it
+    last_start = next(b for a, b in reversed(list(itertools.pairwise(voiced))) if b - a > 25)  # 0.5 s quiet before
     assert "reception" in heard(models, timeline, last_start - 10, timeline["second_tick"])
 

@@ -1,0 +1,56 @@
+"""The line overlay, run: `docker compose -f docker-compose.yml -f docker-compose.line.yml up` with all four images
+built here (Kamailio and PostgreSQL from Debian's packages), softphone calls through the bundled Asterisk spread by
+Kamailio's dispatcher over both agents, and either agent's /calls listing every call of the line."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from agent.deploy import images
+from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
+from tests.deploy.stack import Stack, softphone_call
+from tests.peers import heard
+
+PASSWORD = "line-softphone-password"
+TOKEN = "line-test-admin-token-0123"
+AGENTS = {"agent": "172.28.0.11", "agent-b": "172.28.0.12"}
+"""Each agent's address on the compose network (docker-compose.line.yml)."""
+
+
+@pytest.fixture(scope="module")
+def line(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported above
+    for image in images.LINE:
+        images.build(image, log=lambda line: None, pull=False)  # no registry: Debian's archive and PyPI
+    up = Stack(tmp_path_factory.mktemp("line"), ("docker-compose.yml", "docker-compose.line.yml"),
+               {"SOFTPHONE_PASSWORD": PASSWORD, "POSTGRES_PASSWORD": "linedb0pass", "AGENT_ADMIN_TOKEN": TOKEN})
+    try:
+        up.up()
+        up.wait_for_log("asterisk", "Asterisk Ready")
+        yield up
+    finally:
+        up.down()
+
+
+def calls_listed_by(address: str) -> set[str]:
+    """The SIP Call-IDs of the calls an agent's side app lists (GET /calls, with the admin token), from the host."""
+    request = urllib.request.Request(f"http://{address}:8000/calls?limit=50",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return {call["sip_call_id"] for call in json.load(response)["calls"]}
+
+
+def test_calls_through_kamailio_reach_both_agents_and_either_lists_them_all(line, questions, models, tmp_path):
+    for n in range(2):
+        timeline = softphone_call(line, tmp_path / f"call-{n}", PASSWORD, "--question", str(questions["hours"]),
+                                  "--question-at", "3", duration=16, trunk="agent-udp")
+        assert timeline["status"] == 200
+        assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    # The dispatcher's round robin gave each agent one of the two calls; both recorded theirs in PostgreSQL.
+    taken = {name: [event["call"] for event in line.events(name, "call.ended")] for name in AGENTS}
+    assert all(len(calls) == 1 for calls in taken.values()), taken
+    every_call = {call for calls in taken.values() for call in calls}
+    for address in AGENTS.values():
+        assert calls_listed_by(address) >= every_call
