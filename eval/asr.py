@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.models.verify import resolve
     from agent.speech.asr import Transcriber
     from agent.speech.window import FULL_WINDOW, MIN_WINDOW
-    from eval.replay import kb_hint
+    from eval.placing import kb_hint
 
     settings = settings_module.parse([], os.environ)
     sounds, texts = locate(settings.data_dir / "eval" / "asterisk")

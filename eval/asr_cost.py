@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.load import resolve_all
     from agent.speech.asr import Transcriber
-    from eval.replay import kb_hint
+    from eval.placing import kb_hint
 
     settings = settings_module.parse([], os.environ)
     model = resolve_all(settings)["asr"]

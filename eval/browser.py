@@ -29,8 +29,8 @@ from eval.call_scoring import score_call, scorer
 from eval.caller import load_wav, save_wav
 from eval.cases import Case, load_cases
 from eval.chromium import Chromium
+from eval.placing import TOKEN, kb_hint, question_audio, run_call
 from eval.ports import free_port_block
-from eval.replay import TOKEN, kb_hint, question_audio, run_call
 from eval.report import percentile
 from eval.scoring import contains_any
 from eval.voices import FLITE

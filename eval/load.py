@@ -33,8 +33,8 @@ from eval.agent_process import AgentProcess
 from eval.asr import to_16k
 from eval.cases import Case, load_cases
 from eval.hearing import speak
+from eval.placing import kb_hint
 from eval.ports import free_port_block
-from eval.replay import kb_hint
 from eval.rtp_caller import FRAME, CallResult, Script, place_call
 from eval.scoring import contains_any
 from eval.wire import response_latency_ms, voiced_ticks

@@ -35,7 +35,12 @@ case "$trunk" in
     agent|agent-udp) ;;
     *) echo "start.sh: AGENT_TRUNK must be agent or agent-udp, not '$trunk'" >&2; exit 2 ;;
 esac
-printf '[globals]\nAGENT_TRUNK=%s\n' "$trunk" > "$etc/extensions_trunk.conf"
+record="${RECORD_CALLS:-no}"
+case "$record" in
+    yes|no) ;;
+    *) echo "start.sh: RECORD_CALLS must be yes or no, not '$record'" >&2; exit 2 ;;
+esac
+printf '[globals]\nAGENT_TRUNK=%s\nRECORD_CALLS=%s\n' "$trunk" "$record" > "$etc/extensions_trunk.conf"
 # TLS (pjsip.conf's transport-tls): Asterisk's certificate and key, and the agent's certificate it trusts, from
 # the tls-cert service's volume; the key is made readable by Asterisk alone.
 tls="${TLS_DIR:-/opt/tls}"

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from agent.deploy.engine import docker
+from eval import pbx
 from tests.conftest import REPO, read_wav
 from tests.peers import next_ports
 
@@ -106,7 +107,9 @@ class Stack:
 
 
 def clear_leftovers(prefix: str = "agent-test-") -> None:
-    """Containers, networks and volumes of test projects nobody tore down (a run killed mid-test)."""
+    """Containers, networks and volumes of test projects nobody tore down (a run killed mid-test), and of an
+    eval.pbx run (its network is on the compose file's subnet)."""
+    pbx.clear_leftovers()
     for kind in ("container", "network", "volume"):
         key = "{{.Name}}" if kind == "volume" else "{{.ID}}"
         listed = docker(kind, "ls", *(["-a"] if kind == "container" else []), "--filter",
@@ -118,11 +121,8 @@ def clear_leftovers(prefix: str = "agent-test-") -> None:
 
 
 def reachable(stack: Stack, aor: str) -> bool:
-    """Whether Asterisk would dial the AOR: it has a contact (a softphone's, once registered) whose last qualify
-    did not fail ("NonQual": never qualified; Asterisk dials no contact that failed one)."""
-    rows = [line.split() for line in stack.asterisk("pjsip show contacts").splitlines()]
-    return any(row[1].startswith(f"{aor}/") and row[3] in ("Avail", "NonQual")
-               for row in rows if len(row) >= 4 and row[0] == "Contact:" and not row[1].startswith("<"))
+    """Whether Asterisk would dial the AOR (a softphone's once registered; the agent's once qualified)."""
+    return pbx.asterisk_dials(stack.asterisk("pjsip show contacts"), aor)
 
 
 def softphone_call(stack: Stack, out: Path, password: str, *args: str, duration: float = 18,

@@ -238,6 +238,16 @@ def test_the_trunk_asterisk_dials_comes_from_its_environment_and_is_an_endpoint(
     assert chosen == trunk and pjsip.named(chosen, "endpoint")
 
 
+@pytest.mark.parametrize(("setting", "written"), [(None, "no"), ("yes", "yes")])
+def test_recording_calls_is_off_unless_the_environment_turns_it_on(tmp_path, trunk_tls, setting, written):
+    env = {"RECORD_CALLS": setting} if setting else {}
+    assert start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="x", **env).returncode == 0
+    globals_ = parse_asterisk((tmp_path / "extensions_trunk.conf").read_text()).named("globals")
+    assert globals_.get("RECORD_CALLS") == written
+    refused = start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="x", RECORD_CALLS="maybe")
+    assert refused.returncode == 2 and "RECORD_CALLS" in refused.stderr
+
+
 def test_asterisk_refuses_a_trunk_it_does_not_have(tmp_path, trunk_tls):
     result = start_asterisk(tmp_path, trunk_tls, SOFTPHONE_PASSWORD="x", AGENT_TRUNK="agent-tcp")
     assert result.returncode == 2 and "AGENT_TRUNK" in result.stderr

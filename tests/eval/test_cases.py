@@ -39,7 +39,7 @@ def test_the_pause_cases_hesitate_once_mid_question():
 
 def test_a_hesitation_is_that_much_silence_between_the_two_halves(tmp_path):
     from eval.caller import load_wav
-    from eval.replay import spoken
+    from eval.placing import spoken
 
     whole = load_wav(spoken("Can I pay by card?", "whole", tmp_path, "slt"))
     paused = load_wav(spoken("Can I pay … by card?", "paused", tmp_path, "slt", pause_ms=600))
