@@ -8,9 +8,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Real peers and voices the tests drive (SIPp, baresip, Kamailio, caller voices, captures, a browser, PostgreSQL),
 # Docker Engine with a way to make Debian images from Debian's archive (the deployment tests start it), and a
-# FAQ nobody here wrote (the many-KB benchmark, eval.many_kbs).
+# FAQ nobody here wrote (the many-KB benchmark, eval.many_kbs); iproute2 gives eval.pbx the agent's address on the
+# network it makes.
 DEBS := sip-tester baresip sox espeak-ng flite kamailio tshark chromium postgresql docker.io mmdebstrap \
-	debian-faq
+	debian-faq iproute2
 # What pjsua2 is built from source with: Debian's codec and crypto libraries (agent/sip/pjproject).
 BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev libspeex-dev libspeexdsp-dev \
 	libgsm1-dev libopus-dev libssl-dev uuid-dev
