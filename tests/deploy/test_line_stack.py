@@ -5,6 +5,7 @@ Kamailio's dispatcher over both agents, and either agent's /calls listing every 
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 
 import pytest
@@ -34,6 +35,15 @@ def line(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported 
         up.down()
 
 
+def dispatching_to_both(line: Stack) -> bool:
+    """Whether Kamailio sends calls to both agents: each is listed active (the default) unless its probe failed
+    (dispatcher.cfg logs "agent down"), and then only once a later probe has brought it back ("agent up"). An agent
+    still starting when Kamailio first probed it is out of the rotation until the next probe (every 5 s)."""
+    log = line.logs("kamailio")
+    return all(log.rfind(f"agent up: sip:{address}:5060") >= log.rfind(f"agent down: sip:{address}:5060")
+               for address in AGENTS.values())
+
+
 def calls_listed_by(address: str) -> set[str]:
     """The SIP Call-IDs of the calls an agent's side app lists (GET /calls, with the admin token), from the host."""
     request = urllib.request.Request(f"http://{address}:8000/calls?limit=50",
@@ -43,6 +53,10 @@ def calls_listed_by(address: str) -> set[str]:
 
 
 def test_calls_through_kamailio_reach_both_agents_and_either_lists_them_all(line, questions, models, tmp_path):
+    deadline = time.monotonic() + 60
+    while not dispatching_to_both(line):
+        assert time.monotonic() < deadline, line.logs("kamailio")[-3000:]
+        time.sleep(1)
     for n in range(2):
         timeline = softphone_call(line, tmp_path / f"call-{n}", PASSWORD, "--question", str(questions["hours"]),
                                   "--question-at", "3", duration=16, trunk="agent-udp")
