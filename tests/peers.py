@@ -90,6 +90,15 @@ def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None
     return normalize(_scorer(models.transcriber.model).transcribe(audio.astype(np.float32) / 32768).text)
 
 
+def likeness(heard_text: str, spoken: str) -> float:
+    """How alike two transcripts are, word by word: a name tiny.en mishears ("Harbour Dental" as "harbor
+    dindle") costs a word or two, another sentence or another order costs most of them. Tests that tell which
+    of the agent's own prompts a caller heard compare likenesses rather than look for exact words."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, heard_text.split(), spoken.split()).ratio()
+
+
 GOODBYE = ("thank you for calling", "goodbye")
 """The agent's goodbye phrase, "Thank you for calling. Goodbye." (agent/call/voice.py), in its two sentences."""
 

@@ -1,14 +1,13 @@
 """The agent's dialplan on real calls: one agent, two KBs, the dialled extension picks the KB."""
 
 import shutil
-from difflib import SequenceMatcher
 
 import pytest
 
 from agent.settings import Settings
 from eval.scoring import normalize
 from tests.conftest import REPO
-from tests.peers import AgentProcess, heard, place_call
+from tests.peers import AgentProcess, heard, likeness, place_call
 
 DENTAL = """# Harbour Dental
 
@@ -32,11 +31,6 @@ greeting = "Hello, Harbour Dental here. How can I help?"
 GREETINGS = {"100": normalize(Settings.greeting),
              "dental": normalize("Hello, Harbour Dental here. How can I help?")}
 
-
-def likeness(heard_text: str, spoken: str) -> float:
-    """How alike two transcripts are, word by word: a name tiny.en mishears ("Harbour Dental" as "harbor
-    dindle") costs a word or two, and a different greeting costs most of them."""
-    return SequenceMatcher(None, heard_text.split(), spoken.split()).ratio()
 
 
 @pytest.fixture(scope="module")

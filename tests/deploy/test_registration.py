@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers import AgentProcess, Kamailio, heard, next_ports, place_call
+from tests.peers import AgentProcess, Kamailio, next_ports, place_call
 
 CONFIG = Path(__file__).with_name("kamailio-registrar.cfg")
 
@@ -53,12 +53,15 @@ def test_the_agent_registers_with_digest_auth_and_reports_it(registered):
     assert metric(agent, "agent_sip_registered ") == 1
 
 
-def test_a_call_to_the_registered_user_reaches_the_agent(registered, models, tmp_path):
+def test_a_call_to_the_registered_user_reaches_the_agent(registered, tmp_path):
     kamailio, agent = registered
     wait_readiness(agent, True)
     timeline = place_call(agent, tmp_path, duration=6, target=f"sip:agent@127.0.0.1:{kamailio.port}")
     assert timeline["status"] == 200
-    assert "how can i help" in heard(models, timeline)
+    # The agent took it and its greeting was heard, as sound (what a recogniser makes of the agent's own prompt
+    # is no claim about the registration).
+    assert timeline["sip_call_id"] in {e["call"] for e in agent.events("call.started")}
+    assert timeline["received_voiced_ticks"]
 
 
 def test_the_registration_is_renewed_before_it_expires(registered):
