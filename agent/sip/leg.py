@@ -63,6 +63,16 @@ def request_uri_host(message: str) -> str:
     return match.group(1).lower() if match else ""
 
 
+def secured_kind(message: str, srtp: str) -> str:
+    """What a call's record names its way in by: "sip", with "/tls" when the INVITE came over TLS (its top Via)
+    and "+srtp" when its offer carries SDES keys the agent takes (AGENT_SRTP optional or mandatory): pjsua answers
+    such an offer with SRTP, and refuses a plain one under mandatory before the call gets here."""
+    via = re.search(r"^(?:Via|v)\s*:\s*SIP\s*/\s*2\.0\s*/\s*([A-Za-z]+)", message, re.IGNORECASE | re.MULTILINE)
+    tls = via is not None and via.group(1).upper() == "TLS"
+    keys = srtp != "off" and re.search(r"^a=crypto:", message, re.MULTILINE) is not None
+    return "sip" + ("/tls" if tls else "") + ("+srtp" if keys else "")
+
+
 @dataclass
 class CallLeg:
     """The call session's handle on a SIP call (a call.transport.CallTransport)."""
@@ -76,6 +86,8 @@ class CallLeg:
     playout: Playout
     _endpoint: LegHost = field(repr=False)
     _pj_id: int = field(repr=False)
+    kind: str = "sip"
+    """How the call came in, for its record: secured_kind."""
     # Only the pjsua2 call id, never the SipCall itself: pjsua2 objects must be released on the
     # SIP thread, and a reference held here could be dropped on any thread by the garbage collector.
     # pjsua2 reuses call ids, so the id is only trusted together with the Call-ID (see `find`).
@@ -85,7 +97,6 @@ class CallLeg:
         self.query(lambda call: call.hang_up_now())
 
     can_transfer = True
-    kind = "sip"
 
     def transfer(self, target: str) -> None:
         """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""
@@ -131,11 +142,11 @@ class SipCall(pj.Call):
         self.source = ""
         """The caller's IP address once the call is admitted (counted per source until it ends)."""
 
-    def make_leg(self) -> CallLeg:
+    def make_leg(self, kind: str = "sip") -> CallLeg:
         info = self.getInfo()
         self.sip_call_id = info.callIdString
         return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint,
-                       self._pj_id)
+                       self._pj_id, kind)
 
     def _op(self, status: int) -> pj.CallOpParam:
         prm = pj.CallOpParam()

@@ -141,3 +141,13 @@ def test_a_call_that_takes_the_id_of_one_hung_up_in_the_same_instant_stays_the_a
     finally:
         caller.close()
     assert agent.process.poll() is None
+
+
+def test_a_calls_record_names_tls_and_srtp_from_its_invite():
+    from agent.sip.leg import secured_kind
+
+    secure = ("INVITE sip:100@10.0.0.5 SIP/2.0\r\nVia: SIP/2.0/TLS 10.0.0.1:5061;branch=z9hG4bK1\r\n\r\nv=0\r\n"
+              "m=audio 4000 RTP/SAVP 0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:abc\r\n")
+    assert secured_kind(secure, "mandatory") == "sip/tls+srtp" and secured_kind(secure, "off") == "sip/tls"
+    plain = "INVITE sip:100@10.0.0.5 SIP/2.0\r\nv: SIP/2.0/udp 10.0.0.1\r\n\r\nm=audio 4000 RTP/AVP 0\r\n"
+    assert secured_kind(plain, "optional") == "sip"

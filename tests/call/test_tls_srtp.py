@@ -15,6 +15,7 @@ from eval.caller import load_wav
 from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, next_ports
 
+TOKEN = "tls-srtp-test-token"
 BARESIP_CONFIG = """poll_method epoll
 sip_listen 127.0.0.1:{port}
 net_interface 127.0.0.1
@@ -61,7 +62,8 @@ def certificate(tmp_path_factory) -> tuple[Path, Path]:
 def secure_agent(tmp_path_factory, settings, certificate):
     cert, key = certificate
     agent = AgentProcess(tmp_path_factory.mktemp("secure"), settings, sip_tls_port=next_ports()[0],
-                         sip_tls_cert=cert, sip_tls_key=key, srtp="mandatory", max_calls=2, inactivity_s=60)
+                         sip_tls_cert=cert, sip_tls_key=key, srtp="mandatory", max_calls=2, inactivity_s=60,
+                         admin_token=TOKEN)
     yield agent
     agent.stop()
     assert agent.process.returncode == 0, agent.log_path.read_text()[-3000:]
@@ -115,6 +117,9 @@ def test_a_tls_call_with_srtp_is_answered_and_heard_while_unfinished_handshakes_
     assert "monday to friday" in heard(models, {"received": received}), output[-2000:]
     (answered,) = secure_agent.wait_for("call.media", 1, timeout=5)[-1:]
     assert answered["codec"].upper().startswith("PCMU")
+    # The call's record says how it came in.
+    records = secure_agent.http("GET", "/calls?limit=5", TOKEN).json()["calls"]
+    assert [r["transport"] for r in records if r["sip_call_id"] == answered["call"]] == ["sip/tls+srtp"]
 
 
 def _closed_by_peer(connection: socket.socket) -> bool:

@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -71,6 +72,10 @@ def test_a_softphone_dialling_100_hears_the_answer_over_the_tls_trunk_with_srtp_
         tshark.wait(20)
     assert timeline["status"] == 200
     assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    # The agent's record of the call says how it came in: over the TLS trunk, with SRTP.
+    request = urllib.request.Request(f"http://{AGENT}:8000/calls?limit=5", headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert {call["transport"] for call in json.load(response)["calls"]} == {"sip/tls+srtp"}
     # The trunk: the call's SIP over TLS (port 5061), none of it in the clear (Asterisk's keep-alive OPTIONS to the
     # UDP trunk aside), and RTP packets that each carry SRTP's authentication tag (a plain 20 ms frame would be
     # 12 + 160 bytes).
