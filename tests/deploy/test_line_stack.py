@@ -1,6 +1,6 @@
 """The line overlay, run: `docker compose -f docker-compose.yml -f docker-compose.line.yml up` with all four images
 built here (Kamailio and PostgreSQL from Debian's packages), softphone calls through the bundled Asterisk spread by
-Kamailio's dispatcher over both agents, and either agent's /calls listing every call of the line."""
+Kamailio's dispatcher over both agents, and either agent's /calls and dashboard listing every call of the line."""
 
 from __future__ import annotations
 
@@ -44,12 +44,16 @@ def dispatching_to_both(line: Stack) -> bool:
                for address in AGENTS.values())
 
 
-def calls_listed_by(address: str) -> set[str]:
-    """The SIP Call-IDs of the calls an agent's side app lists (GET /calls, with the admin token), from the host."""
-    request = urllib.request.Request(f"http://{address}:8000/calls?limit=50",
-                                     headers={"Authorization": f"Bearer {TOKEN}"})
+def side_app(address: str, path: str) -> bytes:
+    """What an agent's side app answers GET `path` with the admin token, from the host."""
+    request = urllib.request.Request(f"http://{address}:8000{path}", headers={"Authorization": f"Bearer {TOKEN}"})
     with urllib.request.urlopen(request, timeout=30) as response:
-        return {call["sip_call_id"] for call in json.load(response)["calls"]}
+        return response.read()
+
+
+def calls_listed_by(address: str) -> set[str]:
+    """The SIP Call-IDs of the calls an agent's side app lists (GET /calls)."""
+    return {call["sip_call_id"] for call in json.loads(side_app(address, "/calls?limit=50"))["calls"]}
 
 
 def test_calls_through_kamailio_reach_both_agents_and_either_lists_them_all(line, questions, models, tmp_path):
@@ -68,3 +72,6 @@ def test_calls_through_kamailio_reach_both_agents_and_either_lists_them_all(line
     every_call = {call for calls in taken.values() for call in calls}
     for address in AGENTS.values():
         assert calls_listed_by(address) >= every_call
+        # and its dashboard shows the call each agent took (AGENT_INSTANCE agent-a and agent-b)
+        page = side_app(address, "/dashboard").decode()
+        assert "taken by agent-a" in page and "taken by agent-b" in page
