@@ -36,11 +36,11 @@ def agent(tmp_path_factory, settings):
     assert process.process.returncode == 0, process.log_path.read_text()[-3000:]
 
 
-def flite_wav(folder: Path, name: str, text: str) -> Path:
-    """A caller saying `text` in flite's slt voice (unlike the agent's Piper voice): folder/NAME.wav, 8 kHz."""
+def flite_wav(folder: Path, name: str, text: str, voice: str = "slt") -> Path:
+    """A caller saying `text` in a flite voice (unlike the agent's Piper voice): folder/NAME.wav, 8 kHz."""
     import wave
 
-    pcm = synthesize_caller(folder, text, engine="flite")
+    pcm = synthesize_caller(folder, text, engine="flite", voice=voice)
     path = folder / f"{name}.wav"
     with wave.open(str(path), "wb") as wav:
         wav.setnchannels(1)

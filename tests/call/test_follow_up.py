@@ -2,13 +2,11 @@
 that only makes sense beside it ("How much does it cost?"), answered on the topic of that answer."""
 
 import json
-import wave
 
 from agent.knowledge.text import tokens
 from eval.repeats import NO, YES
 from eval.scoring import normalize, word_error_rate
-from tests.conftest import synthesize_caller
-from tests.peers import AgentProcess, heard, place_call
+from tests.peers import AgentProcess, flite_wav, heard, place_call
 
 TOKEN = "test-token-follow-up"
 FIRST = "I'm a landlord, I need the gas safety paperwork."
@@ -16,14 +14,7 @@ FOLLOW_UP = "How much does it cost?"
 
 
 def _wav(folder, name: str, text: str) -> str:
-    pcm = synthesize_caller(folder, text, engine="flite", voice="rms")
-    path = folder / f"{name}.wav"
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(8000)
-        out.writeframes(pcm.tobytes())
-    return str(path)
+    return str(flite_wav(folder, name, text, voice="rms"))
 
 
 def test_a_follow_up_to_a_misheard_question_answered_right_stays_on_its_topic(tmp_path, settings, models):

@@ -4,6 +4,7 @@ its volumes afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -104,6 +106,18 @@ class Stack:
                 raise AssertionError(f"no {text!r} in {service}'s log:\n{logs[-3000:]}")
             time.sleep(1)
         return logs
+
+
+@contextlib.contextmanager
+def running(tmp: Path, files: tuple[str, ...], env: dict[str, str]) -> Iterator[Stack]:
+    """The compose files brought up (images already built) until Asterisk is ready, and torn down after."""
+    stack = Stack(tmp, files, env)
+    try:
+        stack.up()
+        stack.wait_for_log("asterisk", "Asterisk Ready")
+        yield stack
+    finally:
+        stack.down()
 
 
 def clear_leftovers(prefix: str = "agent-test-") -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from agent.deploy import images
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
-from tests.deploy.stack import Stack, softphone_call
+from tests.deploy.stack import Stack, running, softphone_call
 from tests.peers import heard
 
 PASSWORD = "line-softphone-password"
@@ -25,14 +25,10 @@ AGENTS = {"agent": "172.28.0.11", "agent-b": "172.28.0.12"}
 def line(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported above
     for image in images.LINE:
         images.build(image, log=lambda line: None, pull=False)  # no registry: Debian's archive and PyPI
-    up = Stack(tmp_path_factory.mktemp("line"), ("docker-compose.yml", "docker-compose.line.yml"),
-               {"SOFTPHONE_PASSWORD": PASSWORD, "POSTGRES_PASSWORD": "linedb0pass", "AGENT_ADMIN_TOKEN": TOKEN})
-    try:
-        up.up()
-        up.wait_for_log("asterisk", "Asterisk Ready")
+    with running(tmp_path_factory.mktemp("line"), ("docker-compose.yml", "docker-compose.line.yml"),
+                 {"SOFTPHONE_PASSWORD": PASSWORD, "POSTGRES_PASSWORD": "linedb0pass",
+                  "AGENT_ADMIN_TOKEN": TOKEN}) as up:
         yield up
-    finally:
-        up.down()
 
 
 def dispatching_to_both(line: Stack) -> bool:

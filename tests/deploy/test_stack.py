@@ -17,7 +17,7 @@ from agent.deploy import images
 from agent.deploy.engine import docker
 from eval.caller import load_wav
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
-from tests.deploy.stack import ASTERISK, Stack, reachable
+from tests.deploy.stack import ASTERISK, Stack, reachable, running
 from tests.deploy.stack import softphone_call as call_through
 from tests.peers import flite_wav, heard, next_ports
 
@@ -31,14 +31,9 @@ AGENT = "172.28.0.10"
 def stack(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported above
     for image in (images.AGENT, images.ASTERISK):
         images.build(image, log=lambda line: None, pull=False)  # no registry: Debian's archive and PyPI
-    up = Stack(tmp_path_factory.mktemp("stack"), ("docker-compose.yml",),
-               {"SOFTPHONE_PASSWORD": PASSWORD, "AGENT_ADMIN_TOKEN": TOKEN})
-    try:
-        up.up()
-        up.wait_for_log("asterisk", "Asterisk Ready")
+    with running(tmp_path_factory.mktemp("stack"), ("docker-compose.yml",),
+                 {"SOFTPHONE_PASSWORD": PASSWORD, "AGENT_ADMIN_TOKEN": TOKEN}) as up:
         yield up
-    finally:
-        up.down()
 
 
 def softphone_call(stack: Stack, out, *args: str, duration: float = 18) -> dict:
