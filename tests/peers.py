@@ -90,6 +90,21 @@ def heard(models, timeline: dict, from_tick: int = 0, to_tick: int | None = None
     return normalize(_scorer(models.transcriber.model).transcribe(audio.astype(np.float32) / 32768).text)
 
 
+def baresip_config(address: str, port: int, microphone: Path, rtp: int, recordings: Path, *,
+                   extra: tuple[str, ...] = (), modules: tuple[str, ...] = ()) -> str:
+    """A baresip 1.0 config for a scripted softphone: SIP on address:port, `microphone` (a WAV) as its microphone,
+    what it hears recorded into `recordings` (sndfile: *-dec.wav), no sound card; `extra` lines and `modules` (such
+    as srtp.so) added."""
+    lines = [f"sip_listen {address}:{port}", f"net_interface {address}", *extra, "audio_player alsa,null",
+             f"audio_source aufile,{microphone}", "audio_alert alsa,null", "audio_level no",
+             *(f"{kind}_format s16" for kind in ("ausrc", "auplay", "auenc", "audec")),
+             f"rtp_ports {rtp}-{rtp + 20}", "rtcp_mux no", "jitter_buffer_delay 5-10",
+             "module_path /usr/lib/baresip/modules",
+             *(f"module {name}" for name in ("g711.so", *modules, "sndfile.so", "alsa.so", "aufile.so")),
+             "module_tmp uuid.so", "module_tmp account.so", "module_app menu.so", f"snd_path {recordings}"]
+    return "poll_method epoll\n" + "\n".join(lines) + "\n"
+
+
 def likeness(heard_text: str, spoken: str) -> float:
     """How alike two transcripts are, word by word: a name tiny.en mishears ("Harbour Dental" as "harbor
     dindle") costs a word or two, another sentence or another order costs most of them. Tests that tell which

@@ -13,36 +13,9 @@ import pytest
 
 from eval.caller import load_wav
 from tests.conftest import REPO
-from tests.peers import AgentProcess, heard, next_ports
+from tests.peers import AgentProcess, baresip_config, heard, next_ports
 
 TOKEN = "tls-srtp-test-token"
-BARESIP_CONFIG = """poll_method epoll
-sip_listen 127.0.0.1:{port}
-net_interface 127.0.0.1
-sip_cafile {cafile}
-call_local_timeout 60
-audio_player alsa,null
-audio_source aufile,{microphone}
-audio_alert alsa,null
-audio_level no
-ausrc_format s16
-auplay_format s16
-auenc_format s16
-audec_format s16
-rtp_ports {rtp}-{rtp_end}
-rtcp_mux no
-jitter_buffer_delay 5-10
-module_path /usr/lib/baresip/modules
-module g711.so
-module srtp.so
-module sndfile.so
-module alsa.so
-module aufile.so
-module_tmp uuid.so
-module_tmp account.so
-module_app menu.so
-snd_path {recordings}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +57,9 @@ def baresip_call(folder: Path, question: Path, target: str, cafile: Path, second
     subprocess.run(["sox", str(question), "-r", "8000", "-c", "1", "-b", "16", str(microphone), "pad", "3", "20"],
                    check=True)
     port, rtp = next_ports()
-    (folder / "config").write_text(BARESIP_CONFIG.format(port=port, cafile=cafile, microphone=microphone, rtp=rtp,
-                                                         rtp_end=rtp + 20, recordings=folder / "recordings"))
+    (folder / "config").write_text(baresip_config("127.0.0.1", port, microphone, rtp, folder / "recordings",
+                                                  extra=(f"sip_cafile {cafile}", "call_local_timeout 60"),
+                                                  modules=("srtp.so",)))
     encryption = f";mediaenc={mediaenc}" if mediaenc else ""
     (folder / "accounts").write_text(f"<sip:caller@127.0.0.1;transport=tls>;regint=0;answermode=manual;"
                                      f"audio_codecs=PCMU{encryption}\n")

@@ -19,7 +19,7 @@ from eval.caller import load_wav
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import ASTERISK, Stack, reachable, running
 from tests.deploy.stack import softphone_call as call_through
-from tests.peers import flite_wav, heard, next_ports
+from tests.peers import baresip_config, flite_wav, heard, next_ports
 
 PASSWORD = "softphone-test-password"
 TOKEN = "stack-test-admin-token-0123"
@@ -111,30 +111,6 @@ def test_an_agent_that_dies_is_brought_back_by_the_restart_policy_and_answers_th
     assert timeline["status"] == 200 and "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
 
 
-RECEPTION = """poll_method epoll
-sip_listen {address}:{port}
-net_interface {address}
-audio_player alsa,null
-audio_source aufile,{microphone}
-audio_alert alsa,null
-audio_level no
-ausrc_format s16
-auplay_format s16
-auenc_format s16
-audec_format s16
-rtp_ports {rtp}-{rtp_end}
-rtcp_mux no
-jitter_buffer_delay 5-10
-module_path /usr/lib/baresip/modules
-module g711.so
-module sndfile.so
-module alsa.so
-module aufile.so
-module_tmp uuid.so
-module_tmp account.so
-module_app menu.so
-snd_path {recordings}
-"""
 
 
 def reception_phone(stack: Stack, folder, greeting) -> subprocess.Popen:
@@ -142,8 +118,7 @@ def reception_phone(stack: Stack, folder, greeting) -> subprocess.Popen:
     saying `greeting`; what it hears lands in folder/recordings/*-dec.wav once it has quit."""
     (folder / "recordings").mkdir(parents=True)
     port, rtp = next_ports()
-    (folder / "config").write_text(RECEPTION.format(address=stack.gateway(), port=port, microphone=greeting, rtp=rtp,
-                                                    rtp_end=rtp + 20, recordings=folder / "recordings"))
+    (folder / "config").write_text(baresip_config(stack.gateway(), port, greeting, rtp, folder / "recordings"))
     (folder / "accounts").write_text(f"<sip:6002@{ASTERISK};transport=udp>;auth_pass={PASSWORD};regint=60;"
                                      f"answermode=auto;audio_codecs=PCMU\n")
     phone = subprocess.Popen(["baresip", "-f", str(folder), "-t", "120"], stdin=subprocess.DEVNULL,
