@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from agent.deploy import engine
 from eval import voices
 from eval.agent_process import REPO, AgentProcess
 from eval.call_scoring import score_call, score_recording, scorer
@@ -52,10 +53,8 @@ def asterisk_dials(contacts: str, aor: str) -> bool:
 
 
 def docker(*args: str, check: bool = True, timeout: float = 120) -> str:
-    result = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"docker {args[0]} failed: {result.stderr.strip()[-500:]}")
-    return result.stdout
+    """agent.deploy.engine's docker command, its output as text."""
+    return engine.docker(*args, check=check, timeout=timeout).stdout.decode(errors="replace")
 
 
 def clear_leftovers() -> None:
