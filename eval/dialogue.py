@@ -64,7 +64,7 @@ def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | N
         heard = listen(said, stretch, memory, core.clarified)
         transcript, readings = heard.transcript, heard.readings
         if readings is None and worth_reading(transcript):
-            readings = read(knowledge, memory, transcript)
+            readings = read(knowledge, memory, transcript, core.clarified.rejected)
         understanding = understand(transcript, readings, core.clarified) if readings is not None else None
         reply = understanding.reply if understanding else None
         outcome, commands = core.heard(

@@ -62,7 +62,15 @@ class Clarified:
     asked_again: bool = False
     confirmed: bool = False
     rejected: frozenset[str] = field(default_factory=frozenset)
-    """Chunk ids of a topic the caller said no to: declined, not offered again."""
+    """Chunk ids of a topic the caller said no to: left out when the question is looked up again."""
+    reoffered: bool = False
+    """A second topic was offered after the caller said no to the first."""
+
+    @property
+    def may_confirm(self) -> bool:
+        """A topic may still be offered: none has been, or the caller said no to the one that was (a receptionist
+        who guessed wrong offers the other thing they had in mind, once)."""
+        return not self.confirmed or (bool(self.rejected) and not self.reoffered)
 
 
 UNCLARIFIED = Clarified()

@@ -181,7 +181,8 @@ class CallCore:
             self.clarified = replace(self.clarified, asked_again=True)
             return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
         if action is Action.CONFIRM:
-            self.clarified, self._confirming = replace(self.clarified, confirmed=True), chunks
+            self.clarified = replace(self.clarified, confirmed=True, reoffered=self.clarified.confirmed)
+            self._confirming = chunks
             self._confirmation_repeated = False
             return TurnOutcome.CONFIRMING, [Confirm()]
         if self._answered(abstained):

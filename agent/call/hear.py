@@ -69,7 +69,7 @@ def hear(transcriber: Transcriber, knowledge: KnowledgeBase, memory: CallMemory,
         if not worth_reading(greedy) or (not unsure(greedy) and (is_yes(greedy.text) or is_no(greedy.text))):
             return True  # a cough, or a short yes or no to an offer or a confirmation: no other reading helps
         try:
-            readings = read(knowledge, memory, greedy)
+            readings = read(knowledge, memory, greedy, clarified.rejected)
         except Exception:  # it fails again when the beam's readings are looked up, and the turn reports it there
             return False
         judged[greedy.text] = readings

@@ -92,7 +92,8 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
             return prepared
         stage = "answer"
         if readings is None:
-            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript)
+            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
+                                                  clarified.rejected)
         prepared.understanding = understand(prepared.transcript, readings, clarified)
         understood(prepared)
         if prepared.action is Action.ASK_AGAIN:

@@ -20,8 +20,10 @@ and a yes the caller would otherwise never get the chance to give. A caller who 
 way again is offered the guess then, rather than declined.
 
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
-heard, or declines: a topic the caller said no to is not offered again, and what would need a second
-confirmation is declined rather than answered on the same doubt. Calibrated with
+heard, or declines: what would need a second confirmation is declined rather than answered on the same doubt.
+A no is the exception: the question said again is looked up without the topic refused, and what the KB finds next
+is offered once more (never answered unasked: the agent's first idea was wrong); after a second no it declines.
+Calibrated with
 eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on the
 paraphrases (see docs/hearing.md). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
 the event loop).
@@ -111,11 +113,13 @@ def distinct(hypotheses: tuple[Hypothesis, ...]) -> list[Hypothesis]:
     return out
 
 
-def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -> list[Reading]:
+def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript,
+         rejected: frozenset[str] = frozenset()) -> list[Reading]:
     """The KB's draft reply to each distinct reading, best reading first, and when the KB declines them all a
-    guess by sound at the first (see soundalike.guess) last. Blocking: run off the event loop."""
+    guess by sound at the first (see soundalike.guess) last; `rejected`: chunks the caller said no to, left out.
+    Blocking: run off the event loop."""
     hypotheses = distinct(transcript.hypotheses) or [Hypothesis(transcript.text, transcript.avg_logprob)]
-    replies = knowledge.draft_each(memory, [h.text for h in hypotheses])
+    replies = knowledge.draft_each(memory, [h.text for h in hypotheses], excluded=rejected)
     readings = [Reading(h, reply) for h, reply in zip(hypotheses, replies, strict=True)]
     # Only where understand will find nothing backed: an answer costs no extra look-up (nor does a decline whose
     # words are all the KB's or English: the guess swaps only words that are neither).
@@ -123,7 +127,7 @@ def read(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript) -
     guess, put_in = knowledge.guess_by_sound(hypotheses[0].text) if declining else ("", ())
     if guess:
         # The confirmation names the words guessed ("Are you asking about gas?"): they are what is in doubt.
-        reply = replace(knowledge.draft(memory, guess), topic=" ".join(dict.fromkeys(put_in)))
+        reply = replace(knowledge.draft(memory, guess, excluded=rejected), topic=" ".join(dict.fromkeys(put_in)))
         readings.append(Reading(Hypothesis(guess, hypotheses[0].avg_logprob), reply, by_sound=True))
     return readings
 
@@ -159,7 +163,7 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
         worth_asking = _worth_asking_again(transcript, chosen.reply.evidence)
         # A well-backed guess by sound is offered where the agent would ask again or decline, and still after the
         # caller has repeated the question: better than declining words it has now heard twice the same way.
-        if guesses and not clarified.confirmed and (worth_asking or chosen.reply.evidence >= GUESS_FLOOR):
+        if guesses and clarified.may_confirm and (worth_asking or chosen.reply.evidence >= GUESS_FLOOR):
             return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
         action = Action.ASK_AGAIN if worth_asking and not clarified.asked_again else Action.ANSWER
         return Understanding(action, chosen, first, tuple(readings))
@@ -170,8 +174,9 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     # And an answer the KB backs only moderately is confirmed too, however clearly it was heard: the caller's yes
     # costs one exchange, a wrong answer costs their trust (the KB's evidence is the probability, fitted on the
     # development KBs, that the answer is right: see knowledge.answer).
-    if guessing or backing < FIRM_EVIDENCE:
-        if topic and not clarified.confirmed:
+    # After a no, the agent's first idea was wrong: what it has next is offered, never answered unasked.
+    if guessing or backing < FIRM_EVIDENCE or clarified.rejected:
+        if topic and clarified.may_confirm:
             return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
         # Its one confirmation spent (the caller said no, or could not be made out), or nothing to name that the
         # caller did not say: what would be confirmed is declined, not answered on the same doubt.

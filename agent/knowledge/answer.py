@@ -105,11 +105,15 @@ class ScoredSentence:
     features: np.ndarray | None = None
 
 
-def candidates(snapshot: Snapshot, passages: list[Passage]) -> list[Candidate]:
+def candidates(snapshot: Snapshot, passages: list[Passage], excluded: frozenset[str] = frozenset()
+               ) -> list[Candidate]:
+    """Every sentence of the passages, but those of the `excluded` chunks."""
     out = []
     for passage in passages:
         for index in passage.chunk_indices:
             chunk = snapshot.chunks[index]
+            if chunk.chunk.id in excluded:
+                continue
             for sentence, vector in zip(chunk.sentences, chunk.sentence_vectors, strict=True):
                 out.append(Candidate(sentence, vector, passage, index, len(out)))
     return out

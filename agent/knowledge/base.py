@@ -166,12 +166,13 @@ class KnowledgeBase:
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget, keep=keep)
         return passages, question_vector, expanded_vector, recovered_vector
 
-    def draft(self, memory: CallMemory, question: str) -> Reply:
+    def draft(self, memory: CallMemory, question: str, excluded: frozenset[str] = frozenset()) -> Reply:
         """Retrieve and choose the answer to `question` without remembering it (a speculative answer
-        may be dropped). Blocking: run off the loop."""
-        return self.draft_each(memory, [question])[0]
+        may be dropped); `excluded`: chunk ids whose sentences are not chosen. Blocking: run off the loop."""
+        return self.draft_each(memory, [question], excluded)[0]
 
-    def draft_each(self, memory: CallMemory, questions: list[str]) -> list[Reply]:
+    def draft_each(self, memory: CallMemory, questions: list[str],
+                   excluded: frozenset[str] = frozenset()) -> list[Reply]:
         """`draft` for each of several readings of one utterance, their texts embedded in one call (a call a
         reading paid the model's per-call cost for each). Blocking: run off the loop."""
         if not questions:
@@ -183,14 +184,15 @@ class KnowledgeBase:
         embedded = dict(zip(texts, self._embedder.embed(texts), strict=True))
         # The embedding's time is shared out: each reply's retrieval time is its share of it plus its search.
         share = (time.perf_counter() - started) / len(queries)
-        return [self._draft(snapshot, query, embedded, share) for query in queries]
+        return [self._draft(snapshot, query, embedded, share, excluded) for query in queries]
 
-    def _draft(self, snapshot: Snapshot, query: Query, embedded: dict[str, np.ndarray], embed_s: float) -> Reply:
+    def _draft(self, snapshot: Snapshot, query: Query, embedded: dict[str, np.ndarray], embed_s: float,
+               excluded: frozenset[str]) -> Reply:
         started = time.perf_counter() - embed_s
         question = query.question
         passages, question_vector, expanded_vector, recovered_vector = self.retrieve(snapshot, query, embedded)
         retrieved = time.perf_counter()
-        scored = score(snapshot, candidates(snapshot, passages), question_vector, expanded_vector, query,
+        scored = score(snapshot, candidates(snapshot, passages, excluded), question_vector, expanded_vector, query,
                        recovered_vector)
         chosen = choose(scored)
         best = max(scored, key=lambda s: s.score) if scored else None

@@ -109,6 +109,16 @@ def test_a_refused_topic_is_asked_again_and_not_offered_again():
     assert call.clarified == Clarified(asked_again=True, confirmed=True, rejected=frozenset({"c7"}))
 
 
+def test_the_topic_offered_after_a_no_is_the_last_one_offered():
+    call = answered()
+    heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])
+    heard(call, "No.", Action.ANSWER, abstained=True)
+    assert heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c8"])[0] is TurnOutcome.CONFIRMING
+    assert call.clarified.reoffered and not call.clarified.may_confirm
+    heard(call, "No.", Action.ANSWER, abstained=True)
+    assert call.clarified.rejected == frozenset({"c7", "c8"})
+
+
 def test_a_cough_does_not_answer_a_confirmation_and_the_question_said_again_is_a_question():
     call = answered()
     heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])

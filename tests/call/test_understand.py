@@ -111,11 +111,18 @@ def test_a_question_is_confirmed_once_then_what_would_be_confirmed_again_is_decl
     assert again.action is Action.ANSWER and again.reply.abstained
 
 
-def test_a_repeat_after_a_no_that_the_kb_backs_firmly_is_answered():
+def test_after_a_no_what_the_kb_finds_next_is_offered_never_answered_unasked():
     readings = [reading("Is your repair work guaranteed?", -0.2, 0.6, chunk="guarantee")]
     after_no = Clarified(asked_again=True, confirmed=True, rejected=frozenset({"warm-care"}))
     again = understand(heard(readings), readings, after_no)
-    assert again.action is Action.ANSWER and not again.reply.abstained
+    assert (again.action, again.topic) == (Action.CONFIRM, "new boilers")
+
+
+def test_after_a_second_no_what_the_kb_finds_next_is_declined():
+    readings = [reading("Is your repair work guaranteed?", -0.2, 0.6, chunk="guarantee")]
+    twice = Clarified(asked_again=True, confirmed=True, rejected=frozenset({"warm-care", "plan"}), reoffered=True)
+    again = understand(heard(readings), readings, twice)
+    assert again.action is Action.ANSWER and again.reply.abstained
 
 
 def test_a_topic_the_caller_refused_is_declined_not_offered_again():

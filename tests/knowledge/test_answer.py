@@ -131,3 +131,11 @@ def test_the_readings_of_one_utterance_are_drafted_as_one_by_one_with_their_text
             (alone.question, alone.sentences, alone.sources, alone.abstained)
         assert abs(reply.evidence - alone.evidence) < 1e-6 and abs(reply.own_evidence - alone.own_evidence) < 1e-6
     assert kb.draft_each(memory, []) == [] and counting.calls == 1  # no reading: nothing to embed
+
+
+def test_a_topic_the_caller_refused_is_left_out_when_the_question_is_looked_up_again(bundled_kb):
+    question = "How much do you charge to come and fix my boiler?"
+    first = bundled_kb.draft(CallMemory(), question)
+    refused = frozenset(s.chunk_id for s in first.sources)
+    again = bundled_kb.draft(CallMemory(), question, excluded=refused)
+    assert not again.abstained and not refused & {s.chunk_id for s in again.sources}
