@@ -23,9 +23,8 @@ Each question gets at most one confirmation and one request to repeat; after tha
 heard, or declines: what would need a second confirmation is declined rather than answered on the same doubt.
 A no is the exception: the question said again is looked up without the topic refused, and what the KB finds next
 is offered once more (never answered unasked: the agent's first idea was wrong); after a second no it declines.
-Calibrated with
-eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on the
-paraphrases (see docs/hearing.md). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
+Calibrated with eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on
+the paraphrases (see docs/hearing.md). Pure, apart from `read`, which drafts a reply per reading (blocking: run it off
 the event loop).
 """
 
