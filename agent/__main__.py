@@ -36,6 +36,8 @@ from agent.side.http import SideState, create_app
 from agent.side.kb_sync import share_reindexing
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
+from agent.side.notify.config import notify_config
+from agent.side.notify.notifier import open_notifier
 from agent.side.records import CallStore, SqliteCallStore, StoreError
 from agent.side.reporter import Reporter
 from agent.side.turn_audio import purge as purge_turn_audio
@@ -239,7 +241,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None
-    kb_listener = None
+    kb_listener = notifier = None
     try:
         resolved = resolve_all(settings)
         models = await asyncio.to_thread(load_all, settings, resolved)
@@ -258,7 +260,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
-        reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill")
+        notifier = open_notifier(settings, store, models.embedder.embed, metrics)
+        reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill", notifier)
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
                       on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)
@@ -283,6 +286,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
             await agent.stop()
         if kb_listener is not None:
             await asyncio.to_thread(kb_listener.stop)
+        if notifier is not None:
+            await asyncio.to_thread(notifier.stop)
         purge.cancel()
         server.should_exit = True
         await http
@@ -314,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         settings = settings_module.load(os.environ, args)
+        notify_config(settings)
     except SettingsError as exc:
         print(f"invalid setting: {exc}", file=sys.stderr)
         return 2

@@ -206,6 +206,21 @@ class Settings:
     echo_gate_db: float = setting(-9.0, "While the agent speaks, caller audio must be louder than the agent's "
                                   "recent output by this much to count (echo rejection).", low=-40, high=0)
 
+    # --- telling the owner (agent/side/notify)
+    webhook_url: str = setting("", "URL each event (message left, question declined, transfer failed) is POSTed to "
+                               "as signed JSON; empty: no webhook.")
+    webhook_secret: str = setting("", "Key of the webhook's HMAC-SHA256 signature (X-Agent-Signature).")
+    smtp_host: str = setting("", "SMTP server mail to the owner goes through; empty: no mail.")
+    smtp_port: int = setting(587, "SMTP port (587 with starttls, 465 with tls).", low=1, high=65535)
+    smtp_security: str = setting("starttls", "starttls, tls (implicit) or none.", choices=("starttls", "tls", "none"))
+    smtp_user: str = setting("", "SMTP login; empty: none.")
+    smtp_password: str = setting("", "SMTP password.")
+    smtp_from: str = setting("", "The mails' From address.")
+    smtp_to: str = setting("", "The owner's address(es), comma-separated.")
+    smtp_ca_file: Path | None = setting(None, "PEM certificates the SMTP server's is checked against (a private CA).")
+    smtp_digest_hour: int = setting(18, "Local hour the day's unanswered questions are mailed (-1: never).", low=-1,
+                                    high=23)
+
     # --- logs
     log_level: str = setting("info", "Lowest level logged.", choices=_LOG_LEVELS)
     log_json: bool = setting(False, "Log JSON objects instead of key=value lines.")

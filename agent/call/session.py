@@ -303,7 +303,7 @@ class CallSession:
         except TimeoutError:
             result, status = TransferResult.FAILED, "no final status"
         event(log, "call.transfer", call=self.leg.sip_call_id, result=result.value, status=status)
-        self._reporter.transfer(self.record, result.value)
+        self._reporter.transfer(self.record, result.value, target)
         self._execute(self._core.transfer_ended(answered=result is TransferResult.ANSWERED))
 
     def _transfer_status(self, status: int, status_line: str, final: bool) -> None:

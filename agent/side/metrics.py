@@ -51,6 +51,10 @@ class Metrics:
         self.spare_calls = Gauge("agent_spare_calls", "Calls this agent can still take: the lower of max_calls "
                                  "left and what fits in AGENT_CPU_TARGET by the calls' measured CPU cost.", registry=r)
         self.render_backlog = Gauge("agent_speech_render_backlog", "Answer sentences not rendered yet.", registry=r)
+        self.notifications = Counter("agent_notifications", "Attempts to tell the owner, by channel (webhook, mail) "
+                                     "and result (delivered, retried, refused).", ["channel", "result"], registry=r)
+        self.notifications_pending = Gauge("agent_notifications_pending", "Events waiting in the outbox for their "
+                                           "channel.", ["channel"], registry=r)
         self.store_degraded = False
         """The call-record store is unavailable (writes wait to be retried); /readyz says so."""
         self.record_store_degraded = Gauge("agent_record_store_degraded", "1 while the call-record store is "
@@ -104,6 +108,12 @@ class Metrics:
     def count_decodes(self, transcriber) -> None:
         """Read the transcriber's count of decodes at each scrape."""
         self.asr_decodes.set_function(lambda: transcriber.decoded)
+
+    def notification(self, channel: str, result: str) -> None:
+        self.notifications.labels(channel, result).inc()
+
+    def notification_pending(self, channel: str, n: int) -> None:
+        self.notifications_pending.labels(channel).set(n)
 
     def records_degraded(self, degraded: bool) -> None:
         self.store_degraded = degraded

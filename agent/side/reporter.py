@@ -10,10 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
+from agent.call.commands import TurnOutcome
 from agent.call.message import Message
 from agent.call.record import CallRecord, TurnRecord
-from agent.side.messages import MessageStore
+from agent.side.messages import MessageStore, wav_bytes
 from agent.side.metrics import Metrics
+from agent.side.notify import events
+from agent.side.notify.notifier import Notifier
 from agent.side.records import CallStore
 from agent.side.writer import RecordWriter
 
@@ -29,11 +32,17 @@ class Reporter:
     order, so a crash mid-call keeps every completed turn and a stalled store stalls no call."""
 
     def __init__(self, metrics: Metrics, store: CallStore, messages: MessageStore | None = None,
-                 spill: Path | None = None) -> None:
-        """`spill`: where record writes overflow to while the store is away too long (side/writer)."""
+                 spill: Path | None = None, notifier: Notifier | None = None) -> None:
+        """`spill`: where record writes overflow to while the store is away too long (side/writer); `notifier`:
+        who tells the owner of messages, declines and failed transfers (side/notify), if anyone is to be told."""
         self.metrics = metrics
         self.store = store
         self.messages = messages
+        self.notifier = notifier
+        self._recordings: dict[str, bytes] = {}
+        """Each message's WAV between its saving and its transcript, for the owner's mail."""
+        self._transfers: dict[str, int] = {}
+        """Failed transfers per call in progress (each one's event key)."""
         self._writer = RecordWriter(metrics.record_writes_pending.set, metrics.records_degraded, spill,
                                     {"records": store, "messages": messages})
 
@@ -68,6 +77,8 @@ class Reporter:
             if value is not None:
                 self.metrics.observe(stage, value / 1000)
         self._write(self.store.add_turn, call, len(call.turns), turn)
+        if self.notifier is not None and turn.abstained and turn.outcome == TurnOutcome.ANSWERED:
+            self.notifier.tell(events.question_declined(call, len(call.turns), turn, self.notifier.agent, time.time()))
 
     def turn_cut_off(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         """Turn `n` (from 1), already recorded, was answered too soon and is now marked cut off."""
@@ -87,16 +98,25 @@ class Reporter:
         self.metrics.messages.labels(message.ended_by).inc()
         if self.messages is not None:
             self._writer.submit(self.messages.save, message, audio.copy())
+        if self.notifier is not None:
+            self._recordings[message.id] = wav_bytes(audio)
 
     def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None:
         if self.messages is not None:
             self._writer.submit(self.messages.transcribed, message, transcript)
+        if self.notifier is not None:
+            self.notifier.tell(events.message_left(call, message, transcript, self._recordings.pop(message.id, b""),
+                                                   self.notifier.agent, time.time()))
 
-    def transfer(self, call: CallRecord, result: str) -> None:
+    def transfer(self, call: CallRecord, result: str, to: str = "") -> None:
         self.metrics.transfers.labels(result).inc()
+        if self.notifier is not None and result != "transferred":
+            self._transfers[call.id] = attempt = self._transfers.get(call.id, 0) + 1
+            self.notifier.tell(events.transfer_failed(call, attempt, to, result, self.notifier.agent, time.time()))
 
     def call_ended(self, call: CallRecord) -> None:
         self.metrics.active_calls.dec()
         self.metrics.calls.labels(call.outcome or "unknown").inc()
         call.ended = call.ended or time.time()
+        self._transfers.pop(call.id, None)
         self._write(self.store.end_call, call)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.owner import SmtpReceiver, WebhookReceiver
 from eval.scoring import word_error_rate
 from tests.conftest import synthesize_caller
 from tests.peers import AgentProcess, chromium, heard, place_call
@@ -15,13 +16,27 @@ from tests.peers import AgentProcess, chromium, heard, place_call
 TOKEN = "test-token-messages"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "dashboard"
 """The dashboard's screenshot, kept after the run (var/ is not in git)."""
+WEBHOOK_SECRET = "owner-webhook-secret-42"
 MESSAGE = "Hello, this is Sam Baker. Please call me back about my boiler service, my number is five five five, one two."
 
 
 @pytest.fixture(scope="module")
-def message_agent(tmp_path_factory, settings):
+def owner(tmp_path_factory):
+    """The owner's webhook receiver and mail server, both real, on loopback."""
+    webhook, mail = WebhookReceiver(WEBHOOK_SECRET).start(), SmtpReceiver(tmp_path_factory.mktemp("smtp")).start()
+    yield webhook, mail
+    webhook.stop()
+    mail.stop()
+
+
+@pytest.fixture(scope="module")
+def message_agent(tmp_path_factory, settings, owner):
+    webhook, mail = owner
     process = AgentProcess(tmp_path_factory.mktemp("messages"), settings, admin_token=TOKEN, message_silence_s=2,
-                           inactivity_s=60)
+                           inactivity_s=60, webhook_url=webhook.url, webhook_secret=WEBHOOK_SECRET,
+                           smtp_host="127.0.0.1", smtp_port=mail.port, smtp_user=SmtpReceiver.USER,
+                           smtp_password=SmtpReceiver.PASSWORD, smtp_from="agent@example.com",
+                           smtp_to="owner@example.com", smtp_ca_file=mail.ca_file)
     yield process
     process.stop()
 
@@ -74,6 +89,19 @@ def test_a_message_is_recorded_after_the_tone_and_listed_with_its_transcript(mes
     record = message_agent.http("GET", f"/calls/{message['call_id']}", TOKEN).json()
     assert [t["outcome"] for t in record["turns"]] == ["message requested", "message taken"]
     assert record["turns"][1]["transcript"] == message["transcript"]
+
+
+def test_the_owner_is_told_of_the_message_by_a_signed_webhook_and_by_mail_with_the_recording(message_agent, owner):
+    webhook, mail = owner
+    (message,) = _messages(message_agent, 1)
+    (told,) = [r for r in webhook.wait_for(1) if r["body"]["type"] == "message.left"]
+    assert told["signed"] and told["key"] == f"message.left:{message['id']}"
+    assert told["body"]["message"]["transcript"] == message["transcript"]
+    assert told["body"]["call"]["id"] == message["call_id"]
+    (mailed,) = mail.wait_for(1)
+    assert mailed.get_body(("plain",)).get_content().startswith(message["transcript"])
+    (recording,) = mailed.iter_attachments()
+    assert recording.get_content() == message_agent.http("GET", message["audio"], TOKEN).content
 
 
 def test_the_owner_sees_the_message_on_the_dashboard_in_a_real_browser(message_agent, tmp_path):
