@@ -38,6 +38,7 @@ from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
 from agent.side.notify.config import notify_config
 from agent.side.notify.notifier import open_notifier
+from agent.side.recordings import purge as purge_recordings
 from agent.side.records import CallStore, SqliteCallStore, StoreError
 from agent.side.reporter import Reporter
 from agent.side.turn_audio import purge as purge_turn_audio
@@ -170,14 +171,17 @@ class _HttpServer(uvicorn.Server):
         yield
 
 
-async def _purge_daily(store: CallStore, messages: MessageStore, days: int, turn_audio_dir: Path | None) -> None:
+async def _purge_daily(store: CallStore, messages: MessageStore, days: int, turn_audio_dir: Path | None,
+                       recordings_dir: Path) -> None:
     while True:
         try:
             purged = await asyncio.to_thread(store.purge, time.time() - days * 86400)
             gone = await asyncio.to_thread(messages.purge, time.time() - days * 86400)
             heard = await asyncio.to_thread(purge_turn_audio, turn_audio_dir, time.time() - days * 86400) \
                 if turn_audio_dir else 0
-            event(log, "records.purged", calls=purged, messages=gone, turn_audio_calls=heard, retention_days=days)
+            recorded = await asyncio.to_thread(purge_recordings, recordings_dir, time.time() - days * 86400)
+            event(log, "records.purged", calls=purged, messages=gone, turn_audio_calls=heard, recordings=recorded,
+                  retention_days=days)
             await asyncio.sleep(86400)
         except Exception as exc:  # a locked or full store: try again in an hour
             event(log, "records.purge_failed", logging.WARNING, error=type(exc).__name__)
@@ -237,7 +241,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
     purge = asyncio.create_task(_purge_daily(store, messages, settings.records_retention_days,
-                                             settings.turn_audio_dir))
+                                             settings.turn_audio_dir, settings.recordings_path))
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
     agent: Agent | None = None
@@ -261,7 +265,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
         notifier = open_notifier(settings, store, models.embedder.embed, metrics)
-        reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill", notifier)
+        reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill", notifier,
+                            share_recordings=bool(settings.database_url))
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
                       on_registration=metrics.registration, on_refused=metrics.refusal,
                       on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)

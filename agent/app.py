@@ -30,6 +30,7 @@ from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.models.load import Models
 from agent.settings import Settings
+from agent.side.recordings import Recordings
 from agent.side.turn_audio import TurnAudio
 from agent.sip.admission import AdmissionConfig, flood_limits, parse_networks
 from agent.sip.build_info import installed as installed_pjsua2
@@ -76,6 +77,8 @@ class Agent:
         self.phraser = Phraser.from_settings(settings)
         """An LLM phrasing answers for every call, or None (AGENT_LLM_URL unset)."""
         self.turn_audio = TurnAudio(settings.turn_audio_dir) if settings.turn_audio_dir else None
+        self.recordings = Recordings(settings.recordings_path, reporter.call_recorded) if settings.record_calls \
+            else None
 
     @property
     def sip_listening(self) -> bool:
@@ -153,6 +156,8 @@ class Agent:
             await self.phraser.client.close()
         if self.turn_audio is not None:
             await asyncio.to_thread(self.turn_audio.close)
+        if self.recordings is not None:
+            await asyncio.to_thread(self.recordings.close)
 
     def _new_call(self, leg: CallLeg) -> CallObserver | None:
         """On the SIP thread, for each accepted INVITE: route it to a profile, build the session, start it
@@ -203,7 +208,8 @@ class Agent:
                 transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
                 endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
                                                s.vad_early_end), phraser=self.phraser,
-                keep_audio=self.turn_audio.keep if self.turn_audio else None)
+                keep_audio=self.turn_audio.keep if self.turn_audio else None,
+                record_call=self.recordings.start if self.recordings else None)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

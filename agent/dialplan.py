@@ -143,6 +143,9 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
     consent = table.get("consent_notice", settings.consent_notice)
     if not isinstance(consent, str):
         raise DialplanError(f"{where}: consent_notice must be a string")
+    if settings.record_calls and not consent.strip():
+        raise DialplanError(f"{where}: consent_notice is empty, but AGENT_RECORD_CALLS records its calls: callers "
+                            "must be told first")
     transfer_to = table.get("transfer_to", settings.transfer_to)
     if not isinstance(transfer_to, str) or (transfer_to and not _SIP_URI.match(transfer_to)):
         raise DialplanError(f"{where}: transfer_to must be a SIP URI (sip:user@host), got {transfer_to!r}")

@@ -63,6 +63,8 @@ class Settings:
     turn_audio_dir: Path | None = setting(None, "Keep each caller turn as the agent heard it, as DIR/<call id>/<turn>"
                                           ".wav, to find out why one was misheard (deleted with the call's record); "
                                           "unset: kept nowhere (it records callers).")
+    record_calls: bool = setting(False, "Record whole calls, both sides, as DATA_DIR/recordings/<call id>.wav "
+                                 "(deleted with the call's record); needs a CONSENT_NOTICE to speak.")
     admin_token: str | None = setting(None, "Bearer token for admin and call-record endpoints; unset disables them.")
     web_phone: bool = setting(False, "Serve the browser phone at /phone: a page that calls the agent over WebRTC.")
     web_phone_address: str = setting("", "The one IP address the browser phone's media is offered on; empty: "
@@ -242,6 +244,10 @@ class Settings:
         return self.data_dir / "messages"
 
     @property
+    def recordings_path(self) -> Path:
+        return self.data_dir / "recordings"
+
+    @property
     def index_path(self) -> Path:
         return self.data_dir / "index.sqlite3"
 
@@ -301,6 +307,9 @@ def _check_together(s: Settings) -> None:
     if s.chunk_target_chars > s.chunk_max_chars:
         raise SettingsError(f"AGENT_CHUNK_TARGET_CHARS ({s.chunk_target_chars}) is above AGENT_CHUNK_MAX_CHARS "
                             f"({s.chunk_max_chars})")
+    if s.record_calls and not s.consent_notice.strip():
+        raise SettingsError("AGENT_RECORD_CALLS=true needs AGENT_CONSENT_NOTICE: callers must be told the call is "
+                            "recorded before it is (e.g. AGENT_CONSENT_NOTICE='This call is recorded.')")
     if ipaddress.ip_address(s.sip_host).is_unspecified:
         raise SettingsError(f"AGENT_SIP_HOST: got {s.sip_host}, which cannot be advertised in SIP and SDP; give the "
                             "address callers reach (the container's or host's IP)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,6 +29,8 @@ class Playout:
         """Frames ever queued; with frames_played, places the utterance ends below."""
         self._ends: deque[int] = deque()
         """Where each queued utterance ends, counted in frames ever queued (see finish)."""
+        self.tap: Callable[[np.ndarray], None] | None = None
+        """Given every frame popped, silence too (the call's recording)."""
 
     def push(self, pcm: np.ndarray) -> None:
         """Queue audio; whole frames are playable at once, a remainder waits for more or `finish()`."""
@@ -57,8 +60,12 @@ class Playout:
                 self.frames_played += 1
                 while self._ends and self._ends[0] <= self.frames_played:
                     self._ends.popleft()
-                return self._frames.popleft(), True
-            return self._silence, False
+                frame, speech = self._frames.popleft(), True
+            else:
+                frame, speech = self._silence, False
+        if self.tap is not None:
+            self.tap(frame)
+        return frame, speech
 
     def clear(self) -> int:
         """Drop everything queued (barge-in); return how many frames were dropped."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -86,6 +87,14 @@ class CallRecord:
     """Event-loop time the caller was last heard (for the inactivity timer)."""
 
 
+class CallAudioRecorder(Protocol):
+    """Both sides of one call as it goes (side.recordings): frames from any thread, closed when the call ends."""
+
+    def heard(self, pcm: np.ndarray) -> None: ...
+    def played(self, pcm: np.ndarray) -> None: ...
+    def close(self) -> object: ...
+
+
 class CallReporter(Protocol):
     """Where a call's outcomes go (metrics, call records); called on the event loop."""
 
@@ -99,3 +108,4 @@ class CallReporter(Protocol):
     def message_transcribed(self, call: CallRecord, message: Message, transcript: str) -> None: ...
     def transfer(self, call: CallRecord, result: str, to: str) -> None: ...
     def call_ended(self, call: CallRecord) -> None: ...
+    def call_recorded(self, path: Path, started: float) -> None: ...

@@ -43,7 +43,7 @@ from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
 from agent.call.phrase import Phraser
 from agent.call.prepare import Pipeline, Prepared
-from agent.call.record import CallRecord, CallReporter
+from agent.call.record import CallAudioRecorder, CallRecord, CallReporter
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.transport import RATE, CallTransport
 from agent.call.turns import (
@@ -83,11 +83,13 @@ class CallSession:
                  message_config: MessageConfig | None = None, transfer_to: str = "",
                  transfer_digit: str = "", endpoint_config: EndpointConfig | None = None,
                  phraser: Phraser | None = None,
-                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None) -> None:
+                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
+                 record_call: Callable[[str, float], CallAudioRecorder] | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
         behind the model pool, so a busy one never delays the turn-taking of any call; `keep_audio(call id, turn,
-        audio)`: where each recorded turn's audio goes (side.turn_audio), if anywhere."""
+        audio)`: where each recorded turn's audio goes (side.turn_audio), if anywhere; `record_call(call id,
+        started)`: the whole call's recorder (side.recordings), when calls are recorded."""
         self.leg, self._loop = leg, loop
         pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
         self._transcriber, self._models = transcriber, models
@@ -103,6 +105,9 @@ class CallSession:
         self._reporter = reporter
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
                                  transport=leg.kind, last_caller_speech=loop.time())
+        self._recorder = record_call(self.record.id, self.record.started) if record_call is not None else None
+        if self._recorder is not None:
+            leg.playout.tap = self._recorder.played
         self._endpointer = Endpointer(endpoint_config or EndpointConfig(default_ms=turn_config.hangover_ms,
                                                                         enabled=False))
         self._turn_ended_window = -1_000_000
@@ -126,6 +131,8 @@ class CallSession:
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
         self._listener.push(pcm, outbound_rms)  # no hop: the listening clock takes it on its next tick
+        if self._recorder is not None:
+            self._recorder.heard(pcm)
 
     def on_transfer(self, status: int, reason: str, final: bool) -> None:
         self._loop.call_soon_threadsafe(self._transfer_status, status, f"{status} {reason}".strip(), final)
@@ -245,6 +252,9 @@ class CallSession:
                 self._transferring.cancel()
             await self._messages.settle(self._model_deadline_s * 3)  # the record holds the message's transcript
             self.record.ended = time.time()
+            if self._recorder is not None:
+                self.leg.playout.tap = None
+                self._recorder.close()
             event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
                   turns=len(self.record.turns), barge_ins=self.record.barge_ins,
                   seconds=round(self.record.ended - self.record.started, 1))

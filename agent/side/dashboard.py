@@ -24,6 +24,7 @@ padding:8px 12px;flex:1 1 120px}.card b{display:block;font-size:1.4em}
 .declined{border-left-color:#d96}.q{font-weight:600}audio{width:100%;margin-top:4px}
 svg{width:100%;height:auto;background:#fff;border:1px solid #ddd;border-radius:6px}
 svg text{font-size:11px;fill:#555}svg rect{fill:#4a8ab5}
+svg.timeline{border:0;background:none}svg.timeline line{stroke:#b5534a;stroke-width:2}
 """
 
 
@@ -136,6 +137,8 @@ def _calls(calls: list[dict]) -> str:
                    + f" · {c['duration_s']} s · "
                    f"{escape(c['outcome'] or '')} · "
                    f"{len(c.get('turns', []))} turns</summary>")
+        if c.get("recording"):
+            out.append(_recording(c))
         for t in c.get("turns", []):
             latency = t.get("latencies_ms", {}).get("response_ms")
             kind = "turn declined" if t.get("abstained") or t.get("outcome") == "asked again" else "turn"
@@ -150,6 +153,22 @@ def _calls(calls: list[dict]) -> str:
                        + (f" · {escape(', '.join(t['sources']))}" if t.get("sources") else "") + "</div></div>")
         out.append("</details>")
     return "".join(out)
+
+
+def _recording(call: dict) -> str:
+    """The call's recording, with a timeline under it marking each turn where the file has it (the file starts
+    when the record does): caller left, agent right."""
+    length = max(float(call.get("duration_s") or 0), 1.0)
+    marks = []
+    for t in call.get("turns", []):
+        at = max(0.0, t["started"] - call["started"])
+        x = min(at / length, 1.0) * 600
+        label = f"{int(at // 60)}:{at % 60:04.1f} {t.get('transcript') or ''}"
+        marks.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='4' y2='20'><title>{escape(label)}</title></line>"
+                     f"<text x='{x + 2:.1f}' y='32'>{int(at // 60)}:{int(at % 60):02d}</text>")
+    return (f"<audio controls preload='none' src='{escape(call['recording'])}'></audio>"
+            f"<svg class='timeline' viewBox='0 0 610 36' role='img' aria-label='turns in the recording'>"
+            f"<rect x='0' y='10' width='600' height='4'></rect>{''.join(marks)}</svg>")
 
 
 def _answerer(hearing: dict) -> str:

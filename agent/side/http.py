@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 import hmac
 import ipaddress
+import re
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.browser.offer import OfferError
@@ -35,6 +37,7 @@ from agent.sip.build_info import installed as installed_pjsua2
 from agent.stream.call import serve_stream
 
 MAX_BODY_BYTES = 64 * 1024
+CALL_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 INSTANCE = Query(None, max_length=200, description="only the calls (messages, questions) of this agent, on records "
@@ -225,6 +228,11 @@ def create_app(state: SideState) -> FastAPI:
     async def dashboard(calls: int = Query(100, ge=1, le=1000), instance: str | None = INSTANCE) -> HTMLResponse:
         """The owner's page: recent calls, messages, unanswered questions, latency and calls per hour."""
         recent = await asyncio.to_thread(state.store.recent, calls, True, instance)
+        shared = await asyncio.to_thread(state.store.recorded, [c["id"] for c in recent]) \
+            if state.settings.database_url else set()
+        for call in recent:
+            if call["id"] in shared or await asyncio.to_thread(recording_path(call["id"]).is_file):
+                call["recording"] = f"/calls/{call['id']}/recording"
         messages = await asyncio.to_thread(state.messages.recent, 50, instance) if state.messages is not None else []
         _, groups = await unanswered_groups(30, 1000, instance)
         return HTMLResponse(render_dashboard(recent, messages, groups[:30], time.time()))
@@ -293,6 +301,23 @@ def create_app(state: SideState) -> FastAPI:
     async def calls(limit: int = Query(50, ge=1, le=500), instance: str | None = INSTANCE) -> dict:
         """Every agent's calls on a shared store, newest first; `instance`: only that agent's."""
         return {"calls": await asyncio.to_thread(state.store.recent, limit, False, instance)}
+
+    def recording_path(call_id: str) -> Path:
+        return state.settings.recordings_path / f"{call_id}.wav"
+
+    @app.get("/calls/{call_id}/recording", dependencies=[Depends(admin)])
+    async def call_recording(call_id: str) -> Response:
+        """The whole call, caller left and agent right (AGENT_RECORD_CALLS), as a WAV."""
+        path = recording_path(call_id)
+        if not CALL_ID.match(call_id):
+            raise HTTPException(404, f"no recording of call {call_id}")
+        if await asyncio.to_thread(path.is_file):
+            return FileResponse(path, media_type="audio/wav")
+        # Another agent of the line took the call: its copy is in the shared database.
+        shared = await asyncio.to_thread(state.store.recording, call_id) if state.settings.database_url else None
+        if shared is None:
+            raise HTTPException(404, f"no recording of call {call_id}")
+        return Response(shared, media_type="audio/wav")
 
     @app.get("/calls/{call_id}", dependencies=[Depends(admin)])
     async def call(call_id: str) -> dict:

@@ -24,7 +24,7 @@ from agent.side.unanswered import UnansweredQuestion
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The records' schema this code writes; a store at a newer version (a newer agent migrated it) is refused."""
 
 
@@ -48,6 +48,9 @@ def migrations(dialect: str) -> list[list[str]]:
         [f"""CREATE TABLE IF NOT EXISTS messages (
             id TEXT PRIMARY KEY, instance TEXT NOT NULL, started {real} NOT NULL, note TEXT NOT NULL,
             audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)"""],  # with a shared database
+        [f"""CREATE TABLE IF NOT EXISTS recordings (
+            call_id TEXT PRIMARY KEY, instance TEXT NOT NULL, started {real} NOT NULL,
+            audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)"""],  # whole calls, on a shared database
     ]
 
 
@@ -86,6 +89,9 @@ class CallStore(Protocol):
     def get(self, call_id: str) -> dict | None: ...
     def purge(self, older_than: float) -> int: ...
     def unanswered(self, since: float, limit: int, instance: str | None = None) -> list[UnansweredQuestion]: ...
+    def save_recording(self, call_id: str, started: float, path: Path) -> None: ...
+    def recording(self, call_id: str) -> bytes | None: ...
+    def recorded(self, call_ids: list[str]) -> set[str]: ...
 
 
 class SqlCallStore:
@@ -171,8 +177,27 @@ class SqlCallStore:
                                    "asked again" if r["outcome"] == "asked again" else "declined") for r in rows]
 
     def purge(self, older_than: float) -> int:
-        """Delete calls (and their turns) that started before `older_than` (epoch seconds)."""
+        """Delete calls (their turns and recordings) that started before `older_than` (epoch seconds)."""
+        self.execute("DELETE FROM recordings WHERE started < ?", (older_than,))
         return self.execute("DELETE FROM calls WHERE started < ?", (older_than,))
+
+    def save_recording(self, call_id: str, started: float, path: Path) -> None:
+        """A whole call's recording (side.recordings), so every agent of a line can serve it."""
+        self.execute("INSERT INTO recordings (call_id, instance, started, audio) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (call_id) DO UPDATE SET audio = excluded.audio",
+                    (call_id, self.instance, started, path.read_bytes()))
+
+    def recorded(self, call_ids: list[str]) -> set[str]:
+        """Which of these calls have a recording in the store."""
+        if not call_ids:
+            return set()
+        marks = ", ".join("?" * len(call_ids))
+        return {r["call_id"] for r in self.fetch(f"SELECT call_id FROM recordings WHERE call_id IN ({marks})",
+                                                 tuple(call_ids))}
+
+    def recording(self, call_id: str) -> bytes | None:
+        rows = self.fetch("SELECT audio FROM recordings WHERE call_id = ?", (call_id,))
+        return bytes(rows[0]["audio"]) if rows else None
 
     def kb_indexed(self, profile: str, version: str) -> None:
         """This agent's index of `profile` is now at `version` (Snapshot.version)."""

@@ -32,13 +32,13 @@ class Reporter:
     order, so a crash mid-call keeps every completed turn and a stalled store stalls no call."""
 
     def __init__(self, metrics: Metrics, store: CallStore, messages: MessageStore | None = None,
-                 spill: Path | None = None, notifier: Notifier | None = None) -> None:
+                 spill: Path | None = None, notifier: Notifier | None = None, share_recordings: bool = False) -> None:
         """`spill`: where record writes overflow to while the store is away too long (side/writer); `notifier`:
         who tells the owner of messages, declines and failed transfers (side/notify), if anyone is to be told."""
         self.metrics = metrics
         self.store = store
         self.messages = messages
-        self.notifier = notifier
+        self.notifier, self.share_recordings = notifier, share_recordings
         self._recordings: dict[str, bytes] = {}
         """Each message's WAV between its saving and its transcript, for the owner's mail."""
         self._transfers: dict[str, int] = {}
@@ -113,6 +113,12 @@ class Reporter:
         if self.notifier is not None and result != "transferred":
             self._transfers[call.id] = attempt = self._transfers.get(call.id, 0) + 1
             self.notifier.tell(events.transfer_failed(call, attempt, to, result, self.notifier.agent, time.time()))
+
+    def call_recorded(self, path: Path, started: float) -> None:
+        """A whole call's recording is written (side.recordings): into the shared database, when there is one, for
+        every agent of the line to serve (from any thread; the record writer retries it while the store is away)."""
+        if self.share_recordings:
+            self._writer.submit(self.store.save_recording, path.stem, started, path)
 
     def call_ended(self, call: CallRecord) -> None:
         self.metrics.active_calls.dec()

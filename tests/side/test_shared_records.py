@@ -36,6 +36,18 @@ def test_a_write_retried_after_it_landed_lands_once(open_store):
     assert recorded["turns"] == 1 and store.get("id1")["turns"][0]["outcome"] == "cut off"
 
 
+def test_a_call_recorded_by_one_agent_is_served_by_another_and_goes_with_its_record(open_store, tmp_path):
+    first, second = open_store(instance="agent-a"), open_store(instance="agent-b")
+    first.start_call(_call(1))
+    wav = tmp_path / "id1.wav"
+    wav.write_bytes(b"RIFF....WAVE" + bytes(100))
+    for _ in range(2):  # written again by the record writer: one copy
+        first.save_recording("id1", 1001.0, wav)
+    assert second.recording("id1") == wav.read_bytes() and second.recorded(["id1", "id2"]) == {"id1"}
+    second.purge(2000.0)
+    assert first.recording("id1") is None and first.recorded(["id1"]) == set()
+
+
 def test_a_store_from_before_the_schema_had_a_version_is_migrated_and_keeps_its_rows(tmp_path):
     path = tmp_path / "calls.sqlite3"
     with sqlite3.connect(path) as db:  # the tables as the first release wrote them
