@@ -70,6 +70,13 @@ def records_caught_up(agent: AgentProcess, sip_call_ids: list[str], timeout_s: f
     return False
 
 
+def _name_value(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (a setting without AGENT_), got {text!r}")
+    return name.strip().lower(), value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.replay", description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=Path, required=True, help="the KB (with --recording: only its names are used, "
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--caller-repeats", action="store_true", help="the caller answers the agent's "
                         "clarifications as the person who asked would: says the question again when asked to, yes "
                         "or no to a confirmation (eval.repeats; SIP only)")
+    parser.add_argument("--agent-setting", action="append", default=[], metavar="NAME=VALUE", type=_name_value,
+                        help="any other setting for the agent (AGENT_NAME, e.g. record_calls=true); repeatable")
     recorded = parser.add_argument_group("scoring a recorded call instead of placing calls")
     recorded.add_argument("--recording", type=Path, help="stereo WAV (caller and agent legs), the caller's mono WAV "
                           "(with --agent-recording), or a pcap/pcapng of the call's G.711 RTP")
@@ -142,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                              **({"llm_first_sentence_ms": args.llm_deadline_ms} if args.llm_deadline_ms else {}),
                              **({"database_url": args.database_url} if args.database_url else {}),
                              **({"web_phone": "true", "web_phone_address": "127.0.0.1"}
-                                if args.transport == "webrtc" else {}))
+                                if args.transport == "webrtc" else {}),
+                             **dict(args.agent_setting))
         try:
             # Calls start once every answer is rendered, as on a line that has been up for a while.
             agent.wait_for("speech.prerendered", 1, timeout=600)

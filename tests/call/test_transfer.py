@@ -2,15 +2,18 @@
 target or a profile without one gets the caller an offer to take a message."""
 
 import subprocess
+import time
 import wave
 from pathlib import Path
 
 import pytest
 
+from eval.owner import WebhookReceiver
 from tests.conftest import REPO, synthesize_caller
 from tests.peers import AgentProcess, heard, next_ports, place_call
 
 BUSY = Path(__file__).parent / "sipp" / "uas_busy.xml"
+WEBHOOK_SECRET = "transfer-webhook-secret-01"
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,15 @@ def person(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def transfer_agent(tmp_path_factory, settings):
+def owner():
+    """The owner's webhook receiver (real HTTP on loopback): told of every failed transfer."""
+    receiver = WebhookReceiver(WEBHOOK_SECRET).start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope="module")
+def transfer_agent(tmp_path_factory, settings, owner):
     """Extension 200 transfers to a target on `target_port`; every other extension has nobody to transfer to."""
     tmp = tmp_path_factory.mktemp("transfer")
     target_port = next_ports()[0]
@@ -34,7 +45,8 @@ def transfer_agent(tmp_path_factory, settings):
     dialplan.write_text(f'default = "main"\n[profiles.main]\nkb_dir = "{REPO / "kb"}"\n'
                         f'[profiles.front]\nextensions = ["200"]\nkb_dir = "{REPO / "kb"}"\n'
                         f'transfer_to = "sip:reception@127.0.0.1:{target_port}"\n')
-    agent = AgentProcess(tmp, settings, dialplan=dialplan, inactivity_s=60)
+    agent = AgentProcess(tmp, settings, dialplan=dialplan, inactivity_s=60, webhook_url=owner.url,
+                         webhook_secret=WEBHOOK_SECRET)
     agent.target_port = target_port
     yield agent
     agent.stop()
@@ -76,6 +88,20 @@ def test_a_busy_target_gets_the_caller_an_offer_to_take_a_message(transfer_agent
     assert result["result"] == "transfer failed" and result["status"].startswith("486")
     said = heard(models, timeline, timeline["question_end_tick"])
     assert "put you through" in said and "message" in said, said
+
+
+def test_the_owner_is_told_of_the_transfer_that_failed(transfer_agent, owner, person, tmp_path):
+    sipp = target(transfer_agent, tmp_path, "-sf", str(BUSY))
+    timeline = place_call(transfer_agent, tmp_path, "--question", str(person), "--accept-transfer", dial="200",
+                          duration=24)
+    assert sipp.wait(timeout=60) == 0, sipp.stdout.read()[-2000:]
+    deadline = time.monotonic() + 30
+    while not (told := [r for r in owner.received if r["body"]["call"]["sip_call_id"] == timeline["sip_call_id"]]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [(r["body"]["type"], r["body"]["transfer"]["result"], r["signed"]) for r in told] == \
+        [("transfer.failed", "transfer failed", True)]
+    assert told[0]["body"]["transfer"]["to"] == f"sip:reception@127.0.0.1:{transfer_agent.target_port}"
 
 
 def test_without_anyone_to_transfer_to_the_digit_gets_an_offer_to_take_a_message(transfer_agent, models, tmp_path):

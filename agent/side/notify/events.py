@@ -30,7 +30,8 @@ def _iso(t: float) -> str:
 
 
 def _call(call: CallRecord) -> dict:
-    return {"id": call.id, "caller": call.remote, "dialed": call.dialed, "started": _iso(call.started)}
+    return {"id": call.id, "sip_call_id": call.sip_call_id, "caller": call.remote, "dialed": call.dialed,
+            "started": _iso(call.started)}
 
 
 def _event(key: str, kind: str, agent: str, now: float, attachment: bytes | None = None, **fields: object) -> Event:
