@@ -23,6 +23,7 @@ from agent.call.record import CallReporter
 from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
 from agent.call.voice import Phrases, Voice
+from agent.call.warm_transfer import WarmTransferConfig, targets
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, Profile
 from agent.knowledge.base import KnowledgeBase
@@ -209,7 +210,9 @@ class Agent:
                 endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
                                                s.vad_early_end), phraser=self.phraser,
                 keep_audio=self.turn_audio.keep if self.turn_audio else None,
-                record_call=self.recordings.start if self.recordings else None)
+                record_call=self.recordings.start if self.recordings else None,
+                warm_transfer=WarmTransferConfig(targets(profile.transfer_to), s.transfer_ring_s)
+                if s.transfer_mode == "warm" and profile.transfer_to else None)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1

@@ -19,7 +19,7 @@ from agent.settings import Settings
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _KEYS = {"extensions", "kb_dir", "greeting", "consent_notice", "voice", "max_calls", "max_call_s", "inactivity_s",
          "transfer_to", "transfer_digit"}
-_SIP_URI = re.compile(r"^sips?:[^\s<>\"]{1,250}$")
+_SIP_URI = re.compile(r"^sips?:[^\s<>\",]{1,250}$")
 _DTMF = re.compile(r"^[0-9*#A-D]?$")
 
 
@@ -147,8 +147,11 @@ def _profile(name: str, table: object, base_dir: Path, settings: Settings, where
         raise DialplanError(f"{where}: consent_notice is empty, but AGENT_RECORD_CALLS records its calls: callers "
                             "must be told first")
     transfer_to = table.get("transfer_to", settings.transfer_to)
-    if not isinstance(transfer_to, str) or (transfer_to and not _SIP_URI.match(transfer_to)):
-        raise DialplanError(f"{where}: transfer_to must be a SIP URI (sip:user@host), got {transfer_to!r}")
+    if not isinstance(transfer_to, str) or (transfer_to and not all(
+            _SIP_URI.match(t.strip()) for t in transfer_to.split(","))) or \
+            ("," in transfer_to and settings.transfer_mode != "warm"):
+        raise DialplanError(f"{where}: transfer_to must be a SIP URI (sip:user@host; several, comma-separated, only "
+                            f"with AGENT_TRANSFER_MODE=warm), got {transfer_to!r}")
     transfer_digit = table.get("transfer_digit", settings.transfer_digit)
     if not isinstance(transfer_digit, str) or not _DTMF.match(transfer_digit := _digit(transfer_digit)):
         raise DialplanError(f"{where}: transfer_digit must be one DTMF digit or empty, got {transfer_digit!r}")

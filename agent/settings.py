@@ -196,8 +196,13 @@ class Settings:
                            "their sentence and a goodbye before the agent exits.", low=0, high=600)
     speech_prerender: bool = setting(True, "Render every answer sentence of the KB in the background after each "
                                      "refresh (paused while calls are up), so answers start from a file read.")
-    transfer_to: str = setting("", "SIP URI a caller asking for a person is transferred to with REFER (blind "
-                               "transfer), e.g. sip:reception@pbx.example.com; empty: the agent offers a message.")
+    transfer_to: str = setting("", "SIP URI a caller asking for a person is put through to, e.g. "
+                               "sip:reception@pbx.example.com (warm: several, comma-separated, tried in order); "
+                               "empty: the agent offers a message.")
+    transfer_mode: str = setting("blind", "blind: REFER the caller to TRANSFER_TO; warm: the caller holds while the "
+                                 "agent calls the person, tells them who is waiting and puts the caller through "
+                                 "when they accept (1 or yes).", choices=("blind", "warm"))
+    transfer_ring_s: int = setting(20, "Warm transfer: how long each person may ring.", low=5, high=120)
     transfer_digit: str = setting("0", "DTMF digit that asks for a person ('none': no digit does).",
                                   choices=("none", *"0123456789*#"))
     message_max_s: int = setting(60, "Longest message a caller can leave (after the tone).", low=5, high=600)
@@ -323,8 +328,11 @@ def _check_together(s: Settings) -> None:
     if s.admin_token is not None and len(s.admin_token) < 16 and not ipaddress.ip_address(s.http_host).is_loopback:
         raise SettingsError(f"AGENT_ADMIN_TOKEN: {len(s.admin_token)} characters; the side app listens on "
                             f"{s.http_host}, beyond this machine, so the token needs at least 16")
-    if s.transfer_to and not re.match(r"^sips?:[^\s<>\"]{1,250}$", s.transfer_to):
-        raise SettingsError(f"AGENT_TRANSFER_TO: got {s.transfer_to!r}, expected a SIP URI such as sip:200@pbx")
+    bad = [t for t in s.transfer_to.split(",") if not re.match(r"^sips?:[^\s<>\",]{1,250}$", t.strip())]
+    if s.transfer_to and bad:
+        raise SettingsError(f"AGENT_TRANSFER_TO: got {bad[0]!r}, expected a SIP URI such as sip:200@pbx")
+    if "," in s.transfer_to and s.transfer_mode != "warm":
+        raise SettingsError("AGENT_TRANSFER_TO: several people are tried in order only with AGENT_TRANSFER_MODE=warm")
     if s.web_phone_address:
         try:
             ipaddress.ip_address(s.web_phone_address)

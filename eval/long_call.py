@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.long_call", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--quiet-s", type=float, default=25.0, help="quiet after each answer")
+    parser.add_argument("--quiet-s", type=float, default=8.0, help="quiet after each answer")
     parser.add_argument("--voice", default="flite:slt")
     parser.add_argument("--no-record", action="store_true", help="the same call with recording off: the memory "
                         "growth that is not the recording's")
@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in load_cases(REPO / "eval" / "cases.jsonl") if not c.expect_abstain and c.say]
     with tempfile.TemporaryDirectory(prefix="long-call-") as scratch:
         folder = Path(scratch)
-        questions = int(args.minutes * 60 / (args.quiet_s + 8)) + 1
+        # The caller asks again once the answer has been quiet --quiet-s, or 12 s after its question at most.
+        questions = int(args.minutes * 60 / (min(args.quiet_s, 12.0) + 4)) + 2
         script = [{"audio": str(spoken(cases[i % len(cases)].say, f"q{i}", folder, args.voice))}
                   for i in range(questions)]
         (folder / "script.json").write_text(json.dumps(script))
@@ -120,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                        str(int(args.quiet_s * 1000)), "--duration", str(duration), "--out", str(folder / "call")]
             subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 120, check=True)
             done.set()
+            time.sleep(5)  # the call's own memory is released once it is over
+            after_call = rss_mib(agent.process.pid)
             (call,) = agent.http("GET", "/calls", TOKEN).json()["calls"]
             record = agent.http("GET", f"/calls/{call['id']}", TOKEN).json()
             wav = b"" if args.no_record else agent.http("GET", f"/calls/{call['id']}/recording", TOKEN).content
@@ -136,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
               "rss_mib_at_end": round(samples[-1][1], 1) if samples else None,
               "rss_growth_mib": round(samples[-1][1] - minute, 1) if samples else None,
               "rss_mib_max": round(max(m for _, m in samples), 1) if samples else None,
+              "rss_mib_after_call": round(after_call, 1),
               "replies_found": len(errors), "edges_missing": len(rows) - len(errors),
               "reply_offset_ms_p50": round(float(np.percentile(errors, 50)), 1) if errors else None,
               "reply_offset_ms_max": round(max(errors), 1) if errors else None,

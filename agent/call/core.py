@@ -53,6 +53,8 @@ class CallState(enum.Enum):
     HELD = "held"
     TAKING_MESSAGE = "taking a message"
     TRANSFERRING = "transferring"
+    BRIDGED = "bridged"
+    """Put through by a warm transfer: the caller and the person talk through the agent's bridge."""
     CLOSING = "closing"
     """Saying goodbye, or hanging up."""
     ENDED = "ended"
@@ -82,11 +84,15 @@ def intent(transcript: str, *, message_offered: bool) -> Intent:
 class CallCore:
     """One call's state and decisions. Every method returns the commands to carry out, in order."""
 
-    def __init__(self, limits: CallLimits, transfer_digit: str = "", transfer_to: str = "") -> None:
+    def __init__(self, limits: CallLimits, transfer_digit: str = "", transfer_to: str = "",
+                 warm_transfer: bool = False) -> None:
         """`transfer_to`: the person a caller asking for one is handed to; empty when the profile names nobody
-        or the transport cannot transfer (the caller is told so and offered a message)."""
+        or the transport cannot transfer (the caller is told so and offered a message); `warm_transfer`: the
+        agent calls the person itself while the caller holds (see warm_transfer), so what the caller says
+        meanwhile is not a question."""
         self._limits = limits
         self._transfer_digit, self._transfer_to = transfer_digit, transfer_to
+        self._warm = warm_transfer
         self.state = CallState.CONNECTING
         self.outcome: Outcome | None = None
         self._held_from = CallState.LISTENING
@@ -124,8 +130,10 @@ class CallCore:
              cut_off: bool = False) -> list[Command]:
         """The caller's turn-taking (see turns); `cut_off`: speech that started just after a turn was ended short
         is the rest of that question (see endpointing), not a new one."""
-        if self.closing or self.state in (CallState.HELD, CallState.TAKING_MESSAGE):
+        if self.closing or self.state in (CallState.HELD, CallState.TAKING_MESSAGE, CallState.BRIDGED):
             return []
+        if self.state is CallState.TRANSFERRING and self._warm:
+            return []  # on hold while the agent finds someone
         if isinstance(turn_event, SpeechPaused):
             return [Speculate(turn_event)]
         if isinstance(turn_event, SpeechStarted):
@@ -207,9 +215,13 @@ class CallCore:
         if self.state is CallState.TAKING_MESSAGE:
             self.state = CallState.LISTENING
 
-    def transfer_ended(self, answered: bool) -> list[Command]:
-        """The transfer's final result: the caller is the person's now, or back with the agent, who says so
-        and offers a message."""
+    def transfer_ended(self, answered: bool, bridged: bool = False) -> list[Command]:
+        """The transfer's final result: the caller is the person's now (`bridged`: through the agent, which
+        stays on the call until one of them hangs up), or back with the agent, who says so and offers a
+        message."""
+        if answered and bridged and not self.closing:
+            self.outcome, self.state = Outcome.TRANSFERRED, CallState.BRIDGED
+            return []
         if answered:
             self.outcome, self.state = Outcome.TRANSFERRED, CallState.CLOSING
             return [HangUp(Outcome.TRANSFERRED)]
@@ -221,8 +233,15 @@ class CallCore:
         self.state, self._message_offered = CallState.SPEAKING, True
         return [Say("transfer_failed")]
 
+    def person_left(self) -> list[Command]:
+        """The person the caller was put through to hung up: so does the agent."""
+        if self.state is not CallState.BRIDGED:
+            return []
+        self.state = CallState.CLOSING
+        return [HangUp(Outcome.TRANSFERRED)]
+
     def dtmf(self, digit: str, *, has_last_reply: bool) -> list[Command]:
-        if self.closing or self.state is CallState.HELD:
+        if self.closing or self.state in (CallState.HELD, CallState.BRIDGED):
             return []
         if self.state is CallState.TAKING_MESSAGE:
             return [EndMessage("#")] if digit == "#" else []
@@ -252,7 +271,9 @@ class CallCore:
             return []
         if not agent_speaking and self.state in (CallState.GREETING, CallState.SPEAKING):
             self.state = CallState.LISTENING
-        verdict = self._limits.check(now, held=self.state is CallState.HELD, agent_speaking=agent_speaking,
+        # Bridged, the caller talks to the person: only the call's length is the agent's to limit.
+        verdict = self._limits.check(now, held=self.state in (CallState.HELD, CallState.BRIDGED),
+                                     agent_speaking=agent_speaking,
                                      last_caller_speech=last_caller_speech, rtp_packets=rtp_packets)
         if verdict.action is LimitAction.ASK_STILL_THERE:
             return [Say("still_there")]

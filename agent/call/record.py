@@ -77,6 +77,8 @@ class CallRecord:
     outcome: str = ""
     reason: str = ""
     turns: list[TurnRecord] = field(default_factory=list)
+    transfers: list[dict] = field(default_factory=list)
+    """Each try to put the caller through to a person: to whom, how (blind, warm) and what came of it."""
     barge_ins: int = 0
     dtmf: list[str] = field(default_factory=list)
     pauses_mid_question: int = 0

@@ -57,6 +57,7 @@ from agent.call.turns import (
     TurnState,
 )
 from agent.call.voice import Phrases, Voice
+from agent.call.warm_transfer import WarmTransfer, WarmTransferConfig, announcement, hold_tone
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
@@ -84,20 +85,24 @@ class CallSession:
                  transfer_digit: str = "", endpoint_config: EndpointConfig | None = None,
                  phraser: Phraser | None = None,
                  keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
-                 record_call: Callable[[str, float], CallAudioRecorder] | None = None) -> None:
+                 record_call: Callable[[str, float], CallAudioRecorder] | None = None,
+                 warm_transfer: WarmTransferConfig | None = None) -> None:
         """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
         during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
         behind the model pool, so a busy one never delays the turn-taking of any call; `keep_audio(call id, turn,
         audio)`: where each recorded turn's audio goes (side.turn_audio), if anywhere; `record_call(call id,
-        started)`: the whole call's recorder (side.recordings), when calls are recorded."""
+        started)`: the whole call's recorder (side.recordings), when calls are recorded; `warm_transfer`: who the
+        agent calls itself when the caller asks for a person (else the caller is REFERred to `transfer_to`)."""
         self.leg, self._loop = leg, loop
         pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
         self._transcriber, self._models = transcriber, models
         self._phrases = phrases
         self._listener, self._turns = Listener(listening, echo_gate_db), TurnDetector(turn_config)
         self._model_deadline_s = model_deadline_s
+        self._warm = warm_transfer if leg.can_transfer else None
+        self._voice, self._person = voice, None
         self._core = CallCore(CallLimits(loop.time(), inactivity_s, max_call_s, dead_call_s), transfer_digit,
-                              transfer_to if leg.can_transfer else "")
+                              transfer_to if leg.can_transfer else "", warm_transfer=self._warm is not None)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._transfer_done: asyncio.Future | None = None
@@ -250,6 +255,8 @@ class CallSession:
             self._interrupt()
             if self._transferring is not None:
                 self._transferring.cancel()
+            if self._person is not None:
+                self._person.hang_up()
             await self._messages.settle(self._model_deadline_s * 3)  # the record holds the message's transcript
             self.record.ended = time.time()
             if self._recorder is not None:
@@ -306,6 +313,8 @@ class CallSession:
         """REFER the caller to `target` once "putting you through" has played, and follow the progress until
         its final status (or the timeout): the core decides what follows."""
         await self._until_played(GOODBYE_WAIT_S)
+        if self._warm is not None:
+            return await self._warm_transfer(self._warm)
         self._transfer_done = self._loop.create_future()
         self.leg.transfer(target)
         try:
@@ -313,8 +322,49 @@ class CallSession:
         except TimeoutError:
             result, status = TransferResult.FAILED, "no final status"
         event(log, "call.transfer", call=self.leg.sip_call_id, result=result.value, status=status)
+        self.record.transfers.append({"to": target, "mode": "blind", "result": result.value})
         self._reporter.transfer(self.record, result.value, target)
         self._execute(self._core.transfer_ended(answered=result is TransferResult.ANSWERED))
+
+    async def _warm_transfer(self, config: WarmTransferConfig) -> None:
+        """The caller holds (to a soft tone) while the agent finds someone who takes the call (warm_transfer)."""
+        holding = asyncio.create_task(self._hold())
+        try:
+            result, person, line, target = await WarmTransfer(
+                config, self.leg, self._speak_text, self._hear_person, self.leg.sip_call_id).run(
+                self._briefing(), self.record.transfers)
+        finally:
+            holding.cancel()
+            self.leg.playout.clear()
+        event(log, "call.transfer", call=self.leg.sip_call_id, result=result, status=target, mode="warm")
+        self._reporter.transfer(self.record, result, target)
+        if person is not None:
+            self._person = person
+            line.ended.add_done_callback(lambda _: self._execute(self._core.person_left()))
+        self._execute(self._core.transfer_ended(answered=person is not None, bridged=True))
+
+    async def _hold(self) -> None:
+        tone = hold_tone()
+        while True:
+            if self.leg.playout.pending_frames < 25:
+                self.leg.playout.push(tone)
+                self.leg.playout.finish()
+            await asyncio.sleep(0.25)
+
+    async def _speak_text(self, text: str) -> np.ndarray:
+        return await self._loop.run_in_executor(self._models, self._voice.speak, text)
+
+    async def _hear_person(self, pcm: np.ndarray) -> str:
+        heard = await self._loop.run_in_executor(self._models, functools.partial(
+            self._transcriber.transcribe, int16_to_float(pcm), None))
+        return heard.text
+
+    def _briefing(self) -> str:
+        """What the person hears: who is waiting, and the caller's last question with the agent's answer."""
+        asked = [t for t in self.record.turns if t.outcome in ("answered", "confirmed") and t.transcript]
+        last = asked[-1] if asked else None
+        return announcement(self.record.remote, last.transcript if last else "",
+                            " ".join(last.answer) if last and not last.abstained else "")
 
     def _transfer_status(self, status: int, status_line: str, final: bool) -> None:
         result = transfer_result(status, final)

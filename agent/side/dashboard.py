@@ -136,7 +136,9 @@ def _calls(calls: list[dict]) -> str:
                    + (f" · taken by {escape(c['instance'])}" if c.get("instance") else "")
                    + f" · {c['duration_s']} s · "
                    f"{escape(c['outcome'] or '')} · "
-                   f"{len(c.get('turns', []))} turns</summary>")
+                   f"{len(c.get('turns', []))} turns"
+                   + "".join(f" · {escape(t['mode'])} transfer to {escape(t['to'])}: {escape(t['result'])}"
+                             for t in c.get("transfers", [])) + "</summary>")
         if c.get("recording"):
             out.append(_recording(c))
         for t in c.get("turns", []):

@@ -50,7 +50,8 @@ def migrations(dialect: str) -> list[list[str]]:
             audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)"""],  # with a shared database
         [f"""CREATE TABLE IF NOT EXISTS recordings (
             call_id TEXT PRIMARY KEY, instance TEXT NOT NULL, started {real} NOT NULL,
-            audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)"""],  # whole calls, on a shared database
+            audio {"BYTEA" if dialect == "postgresql" else "BLOB"} NOT NULL)""",  # whole calls, on a shared database
+         "ALTER TABLE calls ADD COLUMN transfers TEXT DEFAULT '[]'"],  # each try to put the caller through
     ]
 
 
@@ -134,9 +135,9 @@ class SqlCallStore:
                      int(turn.abstained), turn.outcome, json.dumps(latencies), json.dumps(hearing)))
 
     def end_call(self, call: CallRecord) -> None:
-        self.execute("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ? "
-                    "WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
-                                     "".join(call.dtmf), call.id))
+        self.execute("UPDATE calls SET ended = ?, outcome = ?, reason = ?, codec = ?, barge_ins = ?, dtmf = ?, "
+                    "transfers = ? WHERE id = ?", (call.ended, call.outcome, call.reason, call.codec, call.barge_ins,
+                                                  "".join(call.dtmf), json.dumps(call.transfers), call.id))
 
     def recent(self, limit: int = 50, with_turns: bool = False, instance: str | None = None) -> list[dict]:
         """The latest calls of every agent on this store, newest first (only `instance`'s when given);
@@ -273,4 +274,5 @@ def _call_row(row: sqlite3.Row) -> dict:
             "duration_s": round(ended - row["started"], 1) if ended else round(time.time() - row["started"], 1),
             "outcome": row["outcome"] or ("in progress" if ended is None else ""), "reason": row["reason"],
             "instance": row["instance"] or "",
-            "barge_ins": row["barge_ins"], "dtmf": row["dtmf"], "turns": row["turns"]}
+            "barge_ins": row["barge_ins"], "dtmf": row["dtmf"], "turns": row["turns"],
+            "transfers": json.loads(row["transfers"] or "[]")}

@@ -8,6 +8,7 @@ events travel the other way with `loop.call_soon_threadsafe`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import heapq
 import itertools
 import logging
@@ -142,6 +143,46 @@ class SipEndpoint:
     def call_soon(self, command: Callable[[], None]) -> None:
         """Run `command` on the SIP thread (every pjsua2 call goes through here)."""
         self._commands.put(command)
+
+    def dial(self, target: str, observer: CallObserver) -> concurrent.futures.Future:
+        """Place an outbound call to `target` (any thread); resolves to its CallLeg, None when it failed."""
+        placed: concurrent.futures.Future = concurrent.futures.Future()
+
+        def place() -> None:
+            call = SipCall(self._account, pj.PJSUA_INVALID_ID, self)
+            call.observer = observer
+            try:
+                call.makeCall(target, pj.CallOpParam(True))
+            except pj.Error as exc:
+                event(log, "call.dial_failed", logging.WARNING, target=target, reason=exc.reason)
+                placed.set_result(None)
+                return
+            call_id = call.getId()
+            if (ended := self._calls.get(call_id)) is not None:
+                self._retired.append(ended)
+            self._calls[call_id] = call
+            call.set_id(call_id)
+            placed.set_result(call.make_leg())
+
+        self.call_soon(place)
+        return placed
+
+    def bridge(self, first: CallLeg, second: CallLeg) -> concurrent.futures.Future:
+        """Connect two calls' audio both ways (any thread); resolves to whether both were still up."""
+        done: concurrent.futures.Future = concurrent.futures.Future()
+
+        def connect() -> None:
+            calls = [self.find(leg._pj_id, leg.sip_call_id) for leg in (first, second)]
+            media = [call.audio_media() if call is not None else None for call in calls]
+            if None in media:
+                done.set_result(False)
+                return
+            media[0].startTransmit(media[1])
+            media[1].startTransmit(media[0])
+            done.set_result(True)
+
+        self.call_soon(connect)
+        return done
 
     @property
     def active_calls(self) -> int:

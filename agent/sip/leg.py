@@ -33,6 +33,8 @@ class LegHost(Protocol):
     """Has lock_media(local_ports, peers) -> bool (see firewall)."""
 
     def call_soon(self, command: Callable[[], None]) -> None: ...
+    def dial(self, target: str, observer: CallObserver) -> concurrent.futures.Future: ...
+    def bridge(self, first: CallLeg, second: CallLeg) -> concurrent.futures.Future: ...
     def find(self, call_id: int, sip_call_id: str) -> SipCall | None: ...
     def acquire_port(self) -> BridgePort: ...
     def release_port(self, port: BridgePort) -> None: ...
@@ -102,6 +104,16 @@ class CallLeg:
         """Blind transfer to `target` (REFER; pjsua adds Referred-By); progress comes to on_transfer."""
         self.query(lambda call: call.refer(target))
 
+    def dial(self, target: str, observer: CallObserver) -> concurrent.futures.Future:
+        """Place the agent's own call to `target` (a warm transfer's person), reported to `observer`; resolves to
+        its CallLeg, or None when it could not be placed."""
+        return self._endpoint.dial(target, observer)
+
+    def bridge(self, other: CallLeg) -> concurrent.futures.Future:
+        """Connect this call's audio and `other`'s both ways (they talk through the agent's conference bridge);
+        resolves to False when either call is gone."""
+        return self._endpoint.bridge(self, other)
+
     def said(self, role: str, text: str) -> None:
         """A phone line shows no transcript (the call record keeps it)."""
 
@@ -142,6 +154,10 @@ class SipCall(pj.Call):
         self.source = ""
         """The caller's IP address once the call is admitted (counted per source until it ends)."""
 
+    def set_id(self, call_id: int) -> None:
+        """The id pjsua gave an outbound call once placed."""
+        self._pj_id = call_id
+
     def make_leg(self, kind: str = "sip") -> CallLeg:
         info = self.getInfo()
         self.sip_call_id = info.callIdString
@@ -179,6 +195,10 @@ class SipCall(pj.Call):
             event(log, "call.transfer_failed", logging.WARNING, call=self.sip_call_id, reason=exc.reason)
             if self.observer is not None:
                 self.observer.on_transfer(500, exc.reason, True)
+
+    def audio_media(self) -> pj.AudioMedia | None:
+        """The call's audio in the conference bridge, once its media is up."""
+        return self.getAudioMedia(self._audio_index) if self._audio_index >= 0 and not self._ended else None
 
     def rtp_packets_received(self) -> int | None:
         """RTP packets received on the audio stream so far (for dead-call detection); None once the

@@ -1,0 +1,124 @@
+"""Warm transfer over real SIP: the agent calls a person (a pjsua2 user agent) while the caller holds, tells them
+who is waiting, and joins the two when they press 1 or say yes; a person who declines or never answers gets the
+caller an offer to take a message. Pure parts first: the briefing, what an answer means, the hold tone."""
+
+import subprocess
+import sys
+import wave
+
+import numpy as np
+import pytest
+
+from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
+from tests.conftest import REPO
+from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
+
+
+TOKEN = "test-token-warm-transfer"
+
+
+def record_of(agent, timeline: dict) -> dict:
+    """The call's record, once the call has ended."""
+    agent.wait_for("call.ended", 1)
+    calls = agent.http("GET", "/calls", TOKEN).json()["calls"]
+    (call,) = [c for c in calls if c["sip_call_id"] == timeline["sip_call_id"]]
+    return call
+
+
+def test_the_person_hears_who_is_waiting_what_they_asked_and_what_they_were_told():
+    said = announcement("<sip:5551234@pbx>", "Do you fit heat pumps?", "We do not fit heat pumps.")
+    assert "5 5 5 1 2 3 4" in said and "They asked: Do you fit heat pumps." in said
+    assert "I told them: We do not fit heat pumps." in said and "Press 1" in said
+
+
+@pytest.mark.parametrize("digit, words, accepts", [("1", None, True), ("2", None, False), ("5", None, None),
+                                                   (None, "Yes, put them through.", True), (None, "No.", False),
+                                                   (None, "Hello?", None)])
+def test_1_or_yes_accepts_and_2_or_no_declines(digit, words, accepts):
+    assert verdict(digit, words) is accepts
+
+
+def test_several_people_are_tried_in_the_order_given_and_a_refusal_says_why():
+    assert targets(" sip:a@pbx, sip:b@pbx ,") == ("sip:a@pbx", "sip:b@pbx")
+    assert [failure(r) for r in ("486 Busy Here", "603 Decline", "408 Request Timeout", "500 Oops")] == \
+        ["busy", "declined", "no answer", "failed"]
+
+
+def test_the_hold_tone_is_soft_and_mostly_quiet():
+    tone = hold_tone()
+    assert len(tone) == 3 * 16000 and np.abs(tone).max() < 0.1 * 32768 and (tone == 0).mean() > 0.7
+
+
+@pytest.fixture(scope="module")
+def voices(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("warm-voices")
+    return {"ask": flite_wav(folder, "ask", "Can I speak to a real person, please?"),
+            "later": flite_wav(folder, "later", "Thank you so much for picking up.", voice="rms"),
+            "yes": flite_wav(folder, "yes", "Yes, put them through.", voice="awb"),
+            "hello": flite_wav(folder, "hello", "Reception, good morning. How can I help?", voice="kal")}
+
+
+@pytest.fixture(scope="module")
+def warm_agent(tmp_path_factory, settings):
+    folder = tmp_path_factory.mktemp("warm")
+    person_port = next_ports()[0]
+    agent = AgentProcess(folder, settings, inactivity_s=60, transfer_mode="warm", transfer_ring_s=6, admin_token=TOKEN,
+                         transfer_to=f"sip:person@127.0.0.1:{person_port}")
+    agent.person_port = person_port
+    yield agent
+    agent.stop()
+
+
+def person(agent, folder, mode: str, voices, duration: float = 45) -> subprocess.Popen:
+    """The person's user agent at the transfer target's address, for one call."""
+    return subprocess.Popen([sys.executable, "-m", "eval.person", "--port", str(agent.person_port), "--rtp-port",
+                             str(next_ports()[1]), "--mode", mode, "--yes", str(voices["yes"]), "--say",
+                             str(voices["hello"]), "--duration", str(duration), "--out", str(folder / "person")],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def received(folder) -> np.ndarray:
+    with wave.open(str(folder / "person" / "received.wav")) as wav:
+        return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")
+
+
+def person_timeline(folder) -> dict:
+    import json
+
+    return json.loads((folder / "person" / "timeline.json").read_text())
+
+
+@pytest.mark.parametrize("mode", ["accept", "accept-voice"])
+def test_the_person_who_accepts_is_told_who_waits_and_then_the_two_hear_each_other(warm_agent, voices, models,
+                                                                                    tmp_path, mode):
+    ua = person(warm_agent, tmp_path, mode, voices)
+    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), "--second", str(voices["later"]),
+                          "--second-at", "34", duration=44)
+    assert ua.wait(timeout=60) == 0, ua.stderr[-2000:]
+    taken = person_timeline(tmp_path)
+    assert "answered_tick" in taken and ("pressed" in taken) == (mode == "accept")
+    audio = received(tmp_path)
+    briefing = heard(models, {"received": audio[:taken["briefing_end_tick"] * 320]})
+    assert "waiting" in briefing and "press one" in briefing, briefing
+    # The caller hears the person, and the person hears what the caller says after being put through.
+    assert "reception" in heard(models, timeline, timeline["question_end_tick"])
+    assert "picking up" in heard(models, {"received": audio[taken["said_tick"] * 320:]})
+    (done,) = [e for e in warm_agent.events("call.transfer") if e["call"] == timeline["sip_call_id"]]
+    assert (done["result"], done["mode"]) == ("transferred", "warm")
+    record = record_of(warm_agent, timeline)
+    assert record["outcome"] == "transferred"
+    assert record["transfers"] == [{"to": f"sip:person@127.0.0.1:{warm_agent.person_port}", "mode": "warm",
+                                    "result": "transferred"}]
+
+
+@pytest.mark.parametrize("mode, result", [("decline", "declined"), ("no-answer", "no answer"), ("busy", "busy")])
+def test_a_person_who_does_not_take_the_call_gets_the_caller_an_offer_of_a_message(warm_agent, voices, models,
+                                                                                    tmp_path, mode, result):
+    ua = person(warm_agent, tmp_path, mode, voices, duration=30)
+    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), duration=36)
+    ua.wait(timeout=60)
+    (done,) = [e for e in warm_agent.events("call.transfer") if e["call"] == timeline["sip_call_id"]]
+    assert done["result"] == result
+    said = heard(models, timeline, timeline["question_end_tick"])
+    assert "put you through" in said and "message" in said, said
+    assert [t["result"] for t in record_of(warm_agent, timeline)["transfers"]] == [result]
