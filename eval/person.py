@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> dict:
         if heard_agent >= MIN_SPEECH_TICKS and quiet >= QUIET_TICKS:  # the briefing is over: answer it
             acted = True
             timeline["briefing_end_tick"] = seen - QUIET_TICKS
+            timeline["accepted_at"] = time.time()
             if args.mode == "accept-voice":
                 timeline["said_yes_tick"] = port.play(load_wav(args.yes))
             else:
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> dict:
                 call.dialDtmf(digit)
                 timeline["pressed"], timeline["pressed_tick"] = digit, port.tick
             if args.say and args.mode != "decline":
-                port.play(np.zeros(RATE * 2, np.int16))
+                port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
                 timeline["said_tick"] = port.play(load_wav(args.say))
     call = account.call
     if call is not None and call.state not in ("disconnected",):
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ring-s", type=float, default=1.0, help="ring this long before answering or refusing")
     parser.add_argument("--yes", type=Path, help="accept-voice: the WAV said to accept")
     parser.add_argument("--say", type=Path, help="once accepted: the WAV the person says to the caller")
+    parser.add_argument("--say-after-s", type=float, default=2.0, help="the pause between accepting and speaking")
     parser.add_argument("--duration", type=float, default=40.0)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -98,3 +98,16 @@ def test_a_server_error_is_retried_until_the_receiver_takes_it(receiver, tmp_pat
     courier.stop()
     assert results[-2:] == ["delivered", "delivered"] and set(results[:-2]) == {"retried"}
     assert [r["key"] for r in receiver.received][-2:] == ["message.left:1", "message.left:2"]
+
+
+def test_events_wait_in_memory_while_the_outbox_cannot_be_written_and_go_out_once_it_can(receiver, tmp_path):
+    blocked = tmp_path / "outbox.sqlite3"
+    blocked.mkdir()  # a directory where the outbox's file should be: SQLite cannot open it, whoever runs this
+    courier = Courier("webhook", blocked, Webhook(receiver.url, SECRET), backoff_s=FAST)
+    courier.put(notice(1))
+    time.sleep(0.3)
+    assert not receiver.received
+    blocked.rmdir()
+    got = receiver.wait_for(1)
+    courier.stop()
+    assert [r["key"] for r in got] == ["message.left:1"]

@@ -78,33 +78,43 @@ class Courier:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        db = connect(self._path)
-        try:
-            attempts_failed = 0
-            while True:
-                self._store(db)
-                if self._stopping:
-                    return
-                row = db.execute("SELECT seq, key, kind, body, attachment, attempts FROM outbox WHERE channel = ? "
-                                 "ORDER BY seq LIMIT 1", (self.channel,)).fetchone()
-                if row is None:
-                    self._wait(db, None)
-                    continue
-                seq, key, kind, body, attachment, attempts = row
-                result = self._attempt(Event(key, kind, json.loads(body), attachment), attempts)
-                self._on_result(self.channel, result)
-                if result == "retried":
-                    db.execute("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", (seq,))
-                    db.commit()
-                    self._wait(db, self._backoff[min(attempts_failed, len(self._backoff) - 1)])
-                    attempts_failed += 1
-                    continue
-                attempts_failed = 0
-                db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+        failures = 0
+        while not self._stopping:
+            try:
+                db = connect(self._path)
+                try:
+                    failures = self._deliver_all(db, failures)
+                finally:
+                    db.close()
+            except sqlite3.Error as exc:  # a full or unwritable disk: what is queued waits in memory meanwhile
+                event(log, "notify.outbox_failed", logging.ERROR, channel=self.channel, error=str(exc)[:200])
+                with self._wake:
+                    self._wake.wait(self._backoff[-1])
+
+    def _deliver_all(self, db: sqlite3.Connection, failures: int) -> int:
+        """Deliver the channel's events in order until stopped; `failures`: attempts failed in a row so far."""
+        while True:
+            self._store(db)
+            if self._stopping:
+                return failures
+            row = db.execute("SELECT seq, key, kind, body, attachment, attempts FROM outbox WHERE channel = ? "
+                             "ORDER BY seq LIMIT 1", (self.channel,)).fetchone()
+            if row is None:
+                self._wait(db, None)
+                continue
+            seq, key, kind, body, attachment, attempts = row
+            result = self._attempt(Event(key, kind, json.loads(body), attachment), attempts)
+            self._on_result(self.channel, result)
+            if result == "retried":
+                db.execute("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", (seq,))
                 db.commit()
-                self._count(db)
-        finally:
-            db.close()
+                self._wait(db, self._backoff[min(failures, len(self._backoff) - 1)])
+                failures += 1
+                continue
+            failures = 0
+            db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+            db.commit()
+            self._count(db)
 
     def _attempt(self, notice: Event, attempts: int) -> str:
         try:
@@ -135,11 +145,13 @@ class Courier:
     def _store(self, db: sqlite3.Connection) -> None:
         with self._wake:
             taken = list(self._incoming)
-            self._incoming.clear()
         if taken:
             db.executemany("INSERT OR IGNORE INTO outbox (channel, key, kind, body, attachment) VALUES (?, ?, ?, ?, ?)",
                            [(self.channel, e.key, e.kind, json.dumps(e.body), e.attachment) for e in taken])
             db.commit()
+            with self._wake:  # only once they are on disk: a write that failed keeps them to try again
+                for _ in taken:
+                    self._incoming.popleft()
         self._count(db)
 
     def _count(self, db: sqlite3.Connection) -> None:

@@ -1,0 +1,159 @@
+"""Warm transfers over real SIP calls, many in a row: a pjsua2 caller asks for a person, the agent calls a pjsua2
+person (eval.person) who accepts, declines, is busy or never answers, in turn.
+
+For each call: the transfer's result in the call's record; when the person accepted, how long after they began
+to speak (as they pressed 1, after the quiet their recording starts with) the caller first hears them, by the wall
+clocks of both user agents, which share this machine; when they did not, whether the caller heard the offer of a
+message (Whisper on what the caller received); and whether the call stayed up until the caller hung up.
+
+Targets (issue 47): caller and person hear each other within 1 s of accepting; no answer within the ring timeout
+-> the caller is offered a message every time; no call dropped across 20 transfers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from eval.agent_process import REPO, AgentProcess
+from eval.call_scoring import scorer
+from eval.placing import spoken
+from eval.ports import free_port_block
+from eval.report import percentile
+from eval.scoring import normalize
+
+TOKEN = "eval-transfers-token-0123"
+MODES = ("accept", "accept", "no-answer", "accept", "decline", "accept-voice", "accept", "busy")
+TICK = 320
+HEARD_RUN = 20
+"""The person's voice reaches the caller: 0.4 s of speech in a row (the hold tone's beeps are 0.25 s)."""
+
+
+def wav(path: Path) -> np.ndarray:
+    with wave.open(str(path)) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+
+
+def lead_s(path: Path) -> float:
+    """How long a recording is quiet before its first word."""
+    frames = wav(path)
+    loud = np.flatnonzero(np.abs(frames.astype(np.int32)) > 1000)
+    with wave.open(str(path)) as w:
+        rate = w.getframerate()
+    return float(loud[0]) / rate if len(loud) else 0.0
+
+
+def first_speech_after(timeline: dict, received: np.ndarray, after: float) -> float | None:
+    """Wall time the caller first heard HEARD_RUN voiced ticks in a row that began after `after`."""
+    first_at, last_tick, last_at = timeline["clock"]
+    per_tick = (last_at - first_at) / max(last_tick - 1, 1)
+    frames = received[:len(received) // TICK * TICK].astype(np.float32).reshape(-1, TICK)
+    voiced = np.sqrt((frames ** 2).mean(axis=1)) > 500
+    run = 0
+    for tick, loud in enumerate(voiced, 1):
+        run = run + 1 if loud else 0
+        started = tick - run + 1
+        if run >= HEARD_RUN and first_at + (started - 1) * per_tick >= after:
+            return first_at + (started - 1) * per_tick
+    return None
+
+
+def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, hello: Path, yes: Path,
+             transcriber) -> dict:
+    out = folder / f"call-{n}"
+    out.mkdir()
+    person_port = agent.person_port
+    person = subprocess.Popen([sys.executable, "-m", "eval.person", "--port", str(person_port), "--rtp-port",
+                               str(free_port_block(110)), "--mode", mode, "--say", str(hello), "--yes", str(yes),
+                               "--say-after-s", "0", "--duration", "60", "--out", str(out / "person")], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = free_port_block(110)
+    caller = subprocess.run([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base),
+                             "--rtp-port", str(base + 2), "--question", str(ask), "--duration", "50", "--out",
+                             str(out / "caller")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    person.wait(timeout=90)
+    row: dict = {"call": n, "mode": mode, "caller_ok": caller.returncode == 0}
+    if caller.returncode != 0:
+        row["error"] = caller.stderr[-300:]
+        return row
+    timeline = json.loads((out / "caller" / "timeline.json").read_text())
+    agent.wait_for("call.ended", n + 1, timeout=30)
+    calls = agent.http("GET", "/calls?limit=500", TOKEN).json()["calls"]
+    record = next((c for c in calls if c["sip_call_id"] == timeline["sip_call_id"]), None)
+    row["result"] = record["transfers"][-1]["result"] if record and record["transfers"] else None
+    row["outcome"] = record["outcome"] if record else None
+    row["ended_by"] = timeline.get("ended_by")
+    received = wav(out / "caller" / "received.wav")
+    taken = json.loads((out / "person" / "timeline.json").read_text()) \
+        if (out / "person" / "timeline.json").exists() else {}
+    if mode.startswith("accept") and "accepted_at" in taken:
+        # The person starts to speak as they accept: their voice, after the quiet its recording starts with.
+        speaking_at = taken["accepted_at"] + lead_s(hello)
+        heard_at = first_speech_after(timeline, received, taken["accepted_at"])
+        row["heard_after_accept_ms"] = round((heard_at - speaking_at) * 1000) if heard_at else None
+    else:
+        after = received[timeline.get("question_end_tick", 0) * TICK:]
+        said = normalize(transcriber.transcribe(after.astype(np.float32) / 32768).text)
+        row["offered_message"] = "message" in said
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.transfers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--ring-s", type=int, default=8)
+    parser.add_argument("--out", type=Path, default=Path("var/eval/transfers"))
+    args = parser.parse_args(argv)
+
+    from agent import settings as settings_module
+    from agent.models.load import resolve_all
+
+    settings = settings_module.parse([], os.environ)
+    transcriber = scorer(resolve_all(settings)["asr"])
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="transfers-") as scratch:
+        folder = Path(scratch)
+        ask = spoken("Can I speak to a real person, please?", "ask", folder, "flite:slt")
+        hello = spoken("Reception, good morning. How can I help?", "hello", folder, "flite:kal")
+        yes = spoken("Yes, put them through.", "yes", folder, "flite:awb")
+        person_port = free_port_block(110)
+        agent = AgentProcess(folder, (free_port_block(110), free_port_block(110)), settings.models_path,
+                             admin_token=TOKEN, inactivity_s=60, transfer_mode="warm", transfer_ring_s=args.ring_s,
+                             transfer_to=f"sip:person@127.0.0.1:{person_port}")
+        agent.person_port = person_port
+        try:
+            for n in range(args.calls):
+                rows.append(one_call(agent, n, MODES[n % len(MODES)], folder, ask, hello, yes, transcriber))
+                print(json.dumps(rows[-1]), flush=True)
+        finally:
+            agent.stop()
+    accepted = [r for r in rows if r["mode"].startswith("accept")]
+    refused = [r for r in rows if not r["mode"].startswith("accept")]
+    latencies = [r["heard_after_accept_ms"] for r in accepted if r.get("heard_after_accept_ms") is not None]
+    dropped = [r["call"] for r in rows if not r.get("caller_ok") or r.get("ended_by") != "caller"]
+    report = {"calls": len(rows), "accepted": len(accepted),
+              "transferred": sum(r.get("result") == "transferred" for r in accepted),
+              "heard_after_accept_ms_p50": percentile(latencies, 50),
+              "heard_after_accept_ms_max": max(latencies) if latencies else None,
+              "not_taken": len(refused), "offered_a_message": sum(bool(r.get("offered_message")) for r in refused),
+              "dropped": dropped, "rows": rows}
+    report["target_met"] = bool(report["transferred"] == len(accepted) and len(latencies) == len(accepted)
+                                and max(latencies, default=0) <= 1000
+                                and report["offered_a_message"] == len(refused) and not dropped)
+    (args.out / "transfers.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
+    return 0 if report["target_met"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
