@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> dict:
             if args.say and args.mode != "decline":
                 port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
                 timeline["said_tick"] = port.play(load_wav(args.say))
+                timeline["said_at"] = time.time() + (timeline["said_tick"] - port.tick) * 0.02
     call = account.call
     if call is not None and call.state not in ("disconnected",):
         timeline["ended_by"] = "person"

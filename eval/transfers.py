@@ -2,9 +2,10 @@
 person (eval.person) who accepts, declines, is busy or never answers, in turn.
 
 For each call: the transfer's result in the call's record; when the person accepted, how long after they began
-to speak (as they pressed 1, after the quiet their recording starts with) the caller first hears them, by the wall
-clocks of both user agents, which share this machine; when they did not, whether the caller heard the offer of a
-message (Whisper on what the caller received); and whether the call stayed up until the caller hung up.
+to speak (as they pressed 1) the caller hears them: where the caller's audio lines up with the person's recording,
+by the wall clocks of both user agents, which share this machine; when they did not, whether the caller heard
+the offer of a message (Whisper on what the caller received); and whether the call stayed up until the caller hung
+up.
 
 Targets (issue 47): caller and person hear each other within 1 s of accepting; no answer within the ring timeout
 -> the caller is offered a message every time; no call dropped across 20 transfers.
@@ -25,6 +26,7 @@ import numpy as np
 
 from eval.agent_process import REPO, AgentProcess
 from eval.call_scoring import scorer
+from eval.caller import load_wav
 from eval.placing import spoken
 from eval.ports import free_port_block
 from eval.report import percentile
@@ -33,8 +35,6 @@ from eval.scoring import normalize
 TOKEN = "eval-transfers-token-0123"
 MODES = ("accept", "accept", "no-answer", "accept", "decline", "accept-voice", "accept", "busy")
 TICK = 320
-HEARD_RUN = 20
-"""The person's voice reaches the caller: 0.4 s of speech in a row (the hold tone's beeps are 0.25 s)."""
 
 
 def wav(path: Path) -> np.ndarray:
@@ -42,28 +42,21 @@ def wav(path: Path) -> np.ndarray:
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
-def lead_s(path: Path) -> float:
-    """How long a recording is quiet before its first word."""
-    frames = wav(path)
-    loud = np.flatnonzero(np.abs(frames.astype(np.int32)) > 1000)
-    with wave.open(str(path)) as w:
-        rate = w.getframerate()
-    return float(loud[0]) / rate if len(loud) else 0.0
-
-
-def first_speech_after(timeline: dict, received: np.ndarray, after: float) -> float | None:
-    """Wall time the caller first heard HEARD_RUN voiced ticks in a row that began after `after`."""
+def heard_at(timeline: dict, received: np.ndarray, voice: np.ndarray, said_at: float) -> float | None:
+    """Wall time the caller's audio holds the start of `voice` (16 kHz), said at `said_at`: where the two line up
+    best (cross-correlation) within 3 s after it; None when nothing there is like it."""
     first_at, last_tick, last_at = timeline["clock"]
-    per_tick = (last_at - first_at) / max(last_tick - 1, 1)
-    frames = received[:len(received) // TICK * TICK].astype(np.float32).reshape(-1, TICK)
-    voiced = np.sqrt((frames ** 2).mean(axis=1)) > 500
-    run = 0
-    for tick, loud in enumerate(voiced, 1):
-        run = run + 1 if loud else 0
-        started = tick - run + 1
-        if run >= HEARD_RUN and first_at + (started - 1) * per_tick >= after:
-            return first_at + (started - 1) * per_tick
-    return None
+    per_sample = (last_at - first_at) / max(last_tick - 1, 1) / TICK
+    start = max(0, int((said_at - first_at) / per_sample) - TICK * 5)
+    window = received[start:start + 3 * 16000 + len(voice)].astype(np.float64)
+    if len(window) < len(voice):
+        return None
+    n = 1 << (len(window) + len(voice)).bit_length()
+    score = np.fft.irfft(np.fft.rfft(window, n) * np.conj(np.fft.rfft(voice.astype(np.float64), n)), n)
+    score = score[:len(window) - len(voice) + 1]
+    energy = np.sqrt(np.convolve(window ** 2, np.ones(len(voice)), "valid")) * np.linalg.norm(voice) + 1e-9
+    best = int(np.argmax(score / energy))
+    return first_at + (start + best) * per_sample if score[best] / energy[best] > 0.3 else None
 
 
 def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, hello: Path, yes: Path,
@@ -73,7 +66,8 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     person_port = agent.person_port
     person = subprocess.Popen([sys.executable, "-m", "eval.person", "--port", str(person_port), "--rtp-port",
                                str(free_port_block(110)), "--mode", mode, "--say", str(hello), "--yes", str(yes),
-                               "--say-after-s", "0", "--duration", "60", "--out", str(out / "person")], cwd=REPO,
+                               "--say-after-s", "1" if mode == "accept-voice" else "0", "--duration", "60",
+                               "--out", str(out / "person")], cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = free_port_block(110)
     caller = subprocess.run([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base),
@@ -95,10 +89,9 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     taken = json.loads((out / "person" / "timeline.json").read_text()) \
         if (out / "person" / "timeline.json").exists() else {}
     if mode.startswith("accept") and "accepted_at" in taken:
-        # The person starts to speak as they accept: their voice, after the quiet its recording starts with.
-        speaking_at = taken["accepted_at"] + lead_s(hello)
-        heard_at = first_speech_after(timeline, received, taken["accepted_at"])
-        row["heard_after_accept_ms"] = round((heard_at - speaking_at) * 1000) if heard_at else None
+        # The person speaks as they press 1 (a second after their yes): from their voice to the caller hearing it.
+        heard = heard_at(timeline, received, load_wav(hello), taken["said_at"])
+        row["heard_after_accept_ms"] = round((heard - taken["said_at"]) * 1000) if heard else None
     else:
         after = received[timeline.get("question_end_tick", 0) * TICK:]
         said = normalize(transcriber.transcribe(after.astype(np.float32) / 32768).text)

@@ -209,7 +209,10 @@ class WarmTransfer:
                         task.cancel()
                 if digit in done and (answer := verdict(digit=digit.result())) is not None:
                     return answer
-                if spoken in done and (answer := verdict(words=await self._hear(spoken.result()))) is not None:
+                words = await self._hear(spoken.result()) if spoken in done else None
+                if words is not None:
+                    event(log, "call.warm_transfer_heard", call=self._call_name, words=words[:80])
+                if words is not None and (answer := verdict(words=words)) is not None:
                     return answer
                 if spoken in done or digit in done:
                     break  # heard, but neither yes nor no: asked once more
