@@ -26,6 +26,18 @@ QUIET_TICKS, MIN_SPEECH_TICKS = 60, 50
 LOUD = 500
 
 
+def queued_until(port: CallerPort) -> int:
+    """The tick at which audio queued now starts to go out (after what is queued already)."""
+    with port.lock:
+        return port.tick + 1 + len(port.queue)
+
+
+def voiced_s(audio: np.ndarray) -> float:
+    """Where the last word of a 16 kHz recording ends."""
+    loud = np.flatnonzero(np.abs(audio.astype(np.int32)) > 1000)
+    return (loud[-1] + 1) / RATE if len(loud) else 0.0
+
+
 class PersonCall(pj.Call):
     def __init__(self, account: pj.Account, call_id: int, port: CallerPort) -> None:
         super().__init__(account, call_id)
@@ -120,15 +132,19 @@ def run(args: argparse.Namespace) -> dict:
             timeline["briefing_end_tick"] = seen - QUIET_TICKS
             timeline["accepted_at"] = time.time()
             if args.mode == "accept-voice":
-                timeline["said_yes_tick"] = port.play(load_wav(args.yes))
+                yes = load_wav(args.yes)
+                timeline["said_yes_tick"] = queued_until(port)
+                timeline["yes_end_at"] = time.time() + 0.02 + voiced_s(yes)
+                port.play(yes)
             else:
                 digit = "2" if args.mode == "decline" else "1"
                 call.dialDtmf(digit)
                 timeline["pressed"], timeline["pressed_tick"] = digit, port.tick
             if args.say and args.mode != "decline":
                 port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
-                timeline["said_tick"] = port.play(load_wav(args.say))
+                timeline["said_tick"] = queued_until(port)
                 timeline["said_at"] = time.time() + (timeline["said_tick"] - port.tick) * 0.02
+                port.play(load_wav(args.say))
     call = account.call
     if call is not None and call.state not in ("disconnected",):
         timeline["ended_by"] = "person"

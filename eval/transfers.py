@@ -14,6 +14,7 @@ Targets (issue 47): caller and person hear each other within 1 s of accepting; n
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -92,6 +93,11 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
         # The person speaks as they press 1 (a second after their yes): from their voice to the caller hearing it.
         heard = heard_at(timeline, received, load_wav(hello), taken["said_at"])
         row["heard_after_accept_ms"] = round((heard - taken["said_at"]) * 1000) if heard else None
+        if "yes_end_at" in taken:  # accepted by voice: how long the agent took to hear the yes and join the calls
+            bridged = [e for e in agent.events("call.warm_transfer") if e.get("result") == "transferred"]
+            at = datetime.datetime.fromisoformat(bridged[-1]["ts"].replace("Z", "+00:00")).timestamp() \
+                if bridged else None
+            row["joined_after_yes_ms"] = round((at - taken["yes_end_at"]) * 1000) if at else None
     else:
         after = received[timeline.get("question_end_tick", 0) * TICK:]
         said = normalize(transcriber.transcribe(after.astype(np.float32) / 32768).text)
