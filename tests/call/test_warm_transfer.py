@@ -13,7 +13,6 @@ from agent.call.warm_transfer import announcement, failure, hold_tone, targets, 
 from tests.conftest import REPO
 from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
 
-
 TOKEN = "test-token-warm-transfer"
 
 
