@@ -173,6 +173,9 @@ class WarmTransfer:
         person = await asyncio.wrap_future(self._leg.dial(target, line))
         if person is None:
             return "failed", None, None
+        # The briefing is made while the person's phone rings, and played whole: a pause between its sentences
+        # would sound like the end of it.
+        briefing_audio = asyncio.ensure_future(self._speak_all(briefing))
         put_through = False
         try:
             done, _ = await asyncio.wait({line.answered, line.ended}, timeout=self.config.ring_s,
@@ -181,7 +184,7 @@ class WarmTransfer:
                 return failure(line.ended.result()), None, None
             if not done:
                 return "no answer", None, None
-            accepted = await self._ask(person, line, briefing)
+            accepted = await self._ask(person, line, await briefing_audio)
             if accepted is not True:
                 if accepted is False and not line.ended.done():
                     await self._say(person, line, "Thank you. I'll let the caller know.")
@@ -189,14 +192,16 @@ class WarmTransfer:
             put_through = await asyncio.wrap_future(self._leg.bridge(person))
             return ("transferred", person, line) if put_through else ("failed", None, None)
         finally:
+            briefing_audio.cancel()
             if not put_through:
                 person.hang_up()
 
-    async def _ask(self, person, line: PersonLine, briefing: str) -> bool | None:
+    async def _ask(self, person, line: PersonLine, briefing: np.ndarray) -> bool | None:
         """The person hears the briefing, then has `answer_s` to accept or decline (asked once more if unclear)."""
         for attempt in range(2):
-            await self._say(person, line, briefing if attempt == 0 else
-                            "Sorry, I didn't get that. Press 1 to take the call, or 2 if you can't.")
+            await self._play(person, line, briefing if attempt == 0 else
+                             await self._speak_all("Sorry, I didn't get that. Press 1 to take the call, or 2 if "
+                                                   "you can't."))
             line.listen()
             deadline = asyncio.get_running_loop().time() + self.config.answer_s
             while (left := deadline - asyncio.get_running_loop().time()) > 0 and not line.ended.done():
@@ -220,16 +225,19 @@ class WarmTransfer:
                 return None
         return None
 
+    async def _speak_all(self, text: str) -> np.ndarray:
+        """`text` as one piece of audio, synthesised sentence by sentence."""
+        parts = [await self._speak(sentence) for sentence in re.split(r"(?<=[.!?])\s+", text.strip())]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int16)
+
     async def _say(self, person, line: PersonLine, text: str) -> None:
-        """Sentence by sentence, each queued as soon as it is synthesised (the next is made while it plays);
-        back once the person has heard it all."""
-        seconds = 0.0
-        for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
-            audio = await self._speak(sentence)
-            person.playout.push(audio)
-            person.playout.finish()
-            seconds += len(audio) / RATE
+        await self._play(person, line, await self._speak_all(text))
+
+    async def _play(self, person, line: PersonLine, audio: np.ndarray) -> None:
+        """Back once the person has heard `audio` (or hung up)."""
+        person.playout.push(audio)
+        person.playout.finish()
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds + 5
+        deadline = loop.time() + len(audio) / RATE + 5
         while person.playout.pending_frames and not line.ended.done() and loop.time() < deadline:
             await asyncio.sleep(0.05)
