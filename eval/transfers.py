@@ -36,6 +36,9 @@ from eval.scoring import normalize
 TOKEN = "eval-transfers-token-0123"
 MODES = ("accept", "accept", "no-answer", "accept", "decline", "accept-voice", "accept", "busy")
 TICK = 320
+MATCH = 0.3
+"""How alike (normalised cross-correlation) heard audio must be to a recording to be that recording, through
+G.711 and a jitter buffer (the same words line up at 0.6-0.9; different speech stays under 0.2)."""
 
 
 def wav(path: Path) -> np.ndarray:
@@ -43,21 +46,26 @@ def wav(path: Path) -> np.ndarray:
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
+def best_match(window: np.ndarray, voice: np.ndarray) -> tuple[int, float]:
+    """Where in `window` `voice` lines up best (cross-correlation, normalised: 1 is the same audio), and how well."""
+    if len(window) < len(voice) or not len(voice):
+        return 0, 0.0
+    window, voice = window.astype(np.float64), voice.astype(np.float64)
+    n = 1 << (len(window) + len(voice)).bit_length()
+    score = np.fft.irfft(np.fft.rfft(window, n) * np.conj(np.fft.rfft(voice, n)), n)[:len(window) - len(voice) + 1]
+    energy = np.sqrt(np.convolve(window ** 2, np.ones(len(voice)), "valid")) * np.linalg.norm(voice) + 1e-9
+    best = int(np.argmax(score / energy))
+    return best, float(score[best] / energy[best])
+
+
 def heard_at(timeline: dict, received: np.ndarray, voice: np.ndarray, said_at: float) -> float | None:
     """Wall time the caller's audio holds the start of `voice` (16 kHz), said at `said_at`: where the two line up
-    best (cross-correlation) within 3 s after it; None when nothing there is like it."""
+    best within 3 s after it; None when nothing there is like it."""
     first_at, last_tick, last_at = timeline["clock"]
     per_sample = (last_at - first_at) / max(last_tick - 1, 1) / TICK
     start = max(0, int((said_at - first_at) / per_sample) - TICK * 5)
-    window = received[start:start + 3 * 16000 + len(voice)].astype(np.float64)
-    if len(window) < len(voice):
-        return None
-    n = 1 << (len(window) + len(voice)).bit_length()
-    score = np.fft.irfft(np.fft.rfft(window, n) * np.conj(np.fft.rfft(voice.astype(np.float64), n)), n)
-    score = score[:len(window) - len(voice) + 1]
-    energy = np.sqrt(np.convolve(window ** 2, np.ones(len(voice)), "valid")) * np.linalg.norm(voice) + 1e-9
-    best = int(np.argmax(score / energy))
-    return first_at + (start + best) * per_sample if score[best] / energy[best] > 0.3 else None
+    best, score = best_match(received[start:start + 3 * 16000 + len(voice)], voice)
+    return first_at + (start + best) * per_sample if score > MATCH else None
 
 
 def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, hello: Path, yes: Path,
