@@ -69,10 +69,11 @@ def test_kamailio_drops_a_flooding_source_and_calls_from_others_go_on(cluster):
     assert "pike: dropping INVITE from 127.0.0.6" in kamailio.log()
     reached = sum(len(a.events("call.started")) + len(a.events("call.rejected")) for a in agents) - before
     # pike judges a source once per sampling unit (2 s), so a flood that begins inside one unit is cut off at the
-    # latest when the next one ends; until then the ratelimit pipe passes at most its limit a second. (Seen: 101
-    # of 900 in one CI run, 156 in a clean-clone run beside nothing else; pike's own 3 x density + 40 = 130 held
-    # only when the flood began early in a unit.)
-    assert reached <= PIPE_LIMIT * 2 * PIKE_UNIT_S, reached  # of 900
+    # latest when the next one ends; until then the ratelimit pipe passes at most its limit in each of its own
+    # one-second windows, and a span of two units touches one window more than it has seconds, as the two clocks
+    # are not aligned. (Seen: 101 of 900 in one CI run, 156 in a clean-clone run beside nothing else, 162 in a full
+    # run; pike's own 3 x density + 40 = 130 held only when the flood began early in a unit.)
+    assert reached <= PIPE_LIMIT * (2 * PIKE_UNIT_S + 1), reached  # of 900
     result = sipp_calls(kamailio, 4, tmp)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert all(a.process.poll() is None for a in agents)
