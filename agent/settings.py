@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from agent.side.notify.mail import SECURITY as SMTP_SECURITY
 from agent.sip.admission import parse_networks
 from agent.sip.security import SRTP_MODES, TlsError, check_pem
 
@@ -219,7 +220,7 @@ class Settings:
     webhook_secret: str = setting("", "Key of the webhook's HMAC-SHA256 signature (X-Agent-Signature).")
     smtp_host: str = setting("", "SMTP server mail to the owner goes through; empty: no mail.")
     smtp_port: int = setting(587, "SMTP port (587 with starttls, 465 with tls).", low=1, high=65535)
-    smtp_security: str = setting("starttls", "starttls, tls (implicit) or none.", choices=("starttls", "tls", "none"))
+    smtp_security: str = setting("starttls", "starttls, tls (implicit) or none.", choices=SMTP_SECURITY)
     smtp_user: str = setting("", "SMTP login; empty: none.")
     smtp_password: str = setting("", "SMTP password.")
     smtp_from: str = setting("", "The mails' From address.")

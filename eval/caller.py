@@ -108,8 +108,10 @@ class CallerPort(pj.AudioMediaPort):
 
 
 class CallerCall(pj.Call):
-    def __init__(self, account: pj.Account, port: CallerPort, accept_transfer: bool = False) -> None:
-        super().__init__(account)
+    def __init__(self, account: pj.Account, port: CallerPort, accept_transfer: bool = False,
+                 call_id: int = pj.PJSUA_INVALID_ID) -> None:
+        """`call_id`: an incoming call's (eval.person answers with this class too)."""
+        super().__init__(account, call_id)
         self.account = account
         self.port = port
         self.state = "calling"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pjsua2 as pj
 
-from eval.caller import RATE, CallerPort, load_wav, write_call
+from eval.caller import RATE, CallerCall, CallerPort, load_wav, write_call
 
 QUIET_TICKS, MIN_SPEECH_TICKS = 60, 50
 """The briefing is over after 1.2 s of quiet following at least a second of the agent's speech."""
@@ -38,35 +38,13 @@ def voiced_s(audio: np.ndarray) -> float:
     return (loud[-1] + 1) / RATE if len(loud) else 0.0
 
 
-class PersonCall(pj.Call):
-    def __init__(self, account: pj.Account, call_id: int, port: CallerPort) -> None:
-        super().__init__(account, call_id)
-        self.port, self.state, self.status = port, "ringing", 0
-
-    def onCallState(self, prm) -> None:  # noqa: N802
-        info = self.getInfo()
-        self.status = info.lastStatusCode
-        if info.state == pj.PJSIP_INV_STATE_CONFIRMED:
-            self.state = "confirmed"
-        elif info.state == pj.PJSIP_INV_STATE_DISCONNECTED:
-            self.state = "disconnected"
-
-    def onCallMediaState(self, prm) -> None:  # noqa: N802
-        info = self.getInfo()
-        for index, media in enumerate(info.media):
-            if media.type == pj.PJMEDIA_TYPE_AUDIO and media.status == pj.PJSUA_CALL_MEDIA_ACTIVE:
-                audio = self.getAudioMedia(index)
-                audio.startTransmit(self.port)
-                self.port.startTransmit(audio)
-
-
 class PersonAccount(pj.Account):
     def __init__(self, port: CallerPort) -> None:
         super().__init__()
         self.port, self.call = port, None
 
     def onIncomingCall(self, prm) -> None:  # noqa: N802
-        self.call = PersonCall(self, prm.callId, self.port)
+        self.call = CallerCall(self, self.port, call_id=prm.callId)
         op = pj.CallOpParam()
         op.statusCode = 180
         self.call.answer(op)

@@ -16,7 +16,6 @@ import re
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -31,6 +30,7 @@ from agent.side.auth import AUTH_BLOCK_S, AuthFailures, presented_token
 from agent.side.dashboard import render_dashboard
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics, summary_markdown
+from agent.side.recordings import recording_path
 from agent.side.records import CallStore
 from agent.side.unanswered import group_by_meaning
 from agent.sip.build_info import installed as installed_pjsua2
@@ -231,7 +231,8 @@ def create_app(state: SideState) -> FastAPI:
         shared = await asyncio.to_thread(state.store.recorded, [c["id"] for c in recent]) \
             if state.settings.database_url else set()
         for call in recent:
-            if call["id"] in shared or await asyncio.to_thread(recording_path(call["id"]).is_file):
+            local = recording_path(state.settings.recordings_path, call["id"])
+            if call["id"] in shared or await asyncio.to_thread(local.is_file):
                 call["recording"] = f"/calls/{call['id']}/recording"
         messages = await asyncio.to_thread(state.messages.recent, 50, instance) if state.messages is not None else []
         _, groups = await unanswered_groups(30, 1000, instance)
@@ -302,13 +303,10 @@ def create_app(state: SideState) -> FastAPI:
         """Every agent's calls on a shared store, newest first; `instance`: only that agent's."""
         return {"calls": await asyncio.to_thread(state.store.recent, limit, False, instance)}
 
-    def recording_path(call_id: str) -> Path:
-        return state.settings.recordings_path / f"{call_id}.wav"
-
     @app.get("/calls/{call_id}/recording", dependencies=[Depends(admin)])
     async def call_recording(call_id: str) -> Response:
         """The whole call, caller left and agent right (AGENT_RECORD_CALLS), as a WAV."""
-        path = recording_path(call_id)
+        path = recording_path(state.settings.recordings_path, call_id)
         if not CALL_ID.match(call_id):
             raise HTTPException(404, f"no recording of call {call_id}")
         if await asyncio.to_thread(path.is_file):

@@ -140,6 +140,11 @@ class CallRecorder:
                   error=f"{type(error).__name__}: {error}")
 
 
+def recording_path(folder: Path, call_id: str) -> Path:
+    """Where a call's recording is kept."""
+    return folder / f"{call_id}.wav"
+
+
 class Recordings:
     """The recordings folder and its writer thread."""
 
@@ -152,7 +157,7 @@ class Recordings:
         return CallRecorder(self.path(call_id), started, self._writer, self._on_whole)
 
     def path(self, call_id: str) -> Path:
-        return self.folder / f"{call_id}.wav"
+        return recording_path(self.folder, call_id)
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
