@@ -120,6 +120,8 @@ class CallerCall(pj.Call):
         self.transferred: CallerCall | None = None
         """The call to the transfer target, once the agent has transferred this one (REFER)."""
         self.transfer_to = ""
+        self.replaced_by: CallerCall | None = None
+        """The call that took this one's place (an INVITE with Replaces: the agent handed its call over)."""
 
     def onCallTransferRequest(self, prm) -> None:  # noqa: N802
         """The agent transfers us (REFER): call the target as a phone would, with the same audio."""
@@ -129,6 +131,11 @@ class CallerCall(pj.Call):
             return
         self.transferred = CallerCall(self.account, self.port)
         prm.newCall = self.transferred
+
+    def onCallReplaced(self, prm) -> None:  # noqa: N802
+        """Another phone's call replaces this one (RFC 3891): it goes on with the same audio."""
+        self.replaced_by = CallerCall(self.account, self.port, call_id=prm.newCallId)
+        prm.newCall = self.replaced_by
 
     def onCallState(self, prm) -> None:  # noqa: N802
         info = self.getInfo()
@@ -310,8 +317,8 @@ def run(args: argparse.Namespace) -> dict:
     timeline["status"] = call.status
     if call.transfer_to:
         timeline["transfer_to"] = call.transfer_to
-    if call.transferred is not None:  # stay a moment on the transferred call, then hang it up
-        settle = time.monotonic() + 2
+    if call.transferred is not None:  # stay on the transferred call a while, then hang it up
+        settle = time.monotonic() + args.stay_transferred_s
         while time.monotonic() < settle and call.transferred.state != "disconnected":
             endpoint.libHandleEvents(10)
         timeline["transferred_status"] = call.transferred.status
@@ -382,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--silence-suppression", action="store_true", help="send no RTP while quiet (VAD/DTX)")
     parser.add_argument("--accept-transfer", action="store_true",
                         help="follow a transfer (REFER) by calling the target, as a phone would; else refuse it")
+    parser.add_argument("--stay-transferred-s", type=float, default=2.0,
+                        help="how long to stay on the call a followed transfer made once the agent has left")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)

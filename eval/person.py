@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> dict:
     account.create(account_config)
     timeline: dict = {"mode": args.mode}
     started, answered_at, heard_agent, quiet, acted, seen = time.monotonic(), None, 0, 0, False, 0
+    retired: list[CallerCall] = []
     while time.monotonic() - started < args.duration:
         endpoint.libHandleEvents(10)
         call = account.call
@@ -81,6 +82,11 @@ def run(args: argparse.Namespace) -> dict:
             continue
         if "called_s" not in timeline:
             timeline["called_s"] = round(time.monotonic() - started, 2)
+        if call.replaced_by is not None:  # the caller's phone took the agent's place on this call
+            retired.append(call)  # pjsua2 still ends it: its object must outlive that
+            account.call = call.replaced_by
+            timeline["replaced_s"] = round(time.monotonic() - started, 2)
+            continue
         if call.state == "disconnected":
             timeline["ended_by"] = timeline.get("ended_by", "agent")
             break
@@ -137,6 +143,7 @@ def run(args: argparse.Namespace) -> dict:
     port.closed = True
     endpoint.audDevManager().setNoDev()
     account.call = None
+    retired.clear()
     del call, port
     account.shutdown()
     del account

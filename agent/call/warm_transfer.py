@@ -3,8 +3,10 @@ waiting and what was asked, and puts the caller through only when they accept (p
 declines, is busy or does not answer in time is let go and the next one tried. Nobody taking the call brings the
 caller back to the agent, which says so and offers a message (call.core).
 
-The two calls are joined in the agent's conference bridge (both ways), so it works whatever the caller's phone
-supports; the agent stays on the line until one of them hangs up. The pure parts (what the person hears, what
+The two calls are first joined in the agent's conference bridge (both ways), so they hear each other at once
+whatever the caller's phone supports. When the phone takes REFER with Replaces, it is then asked to call the person
+itself in place of the agent's call, and the agent leaves the line; otherwise (or when that fails) the agent
+stays in between until one of them hangs up. The pure parts (what the person hears, what
 their answer means, the hold tone) are functions here; `WarmTransfer` is the I/O around them.
 """
 
@@ -33,6 +35,8 @@ MIN_VOICED_FRAMES, END_QUIET_FRAMES = 4, 35
 """An answer is at least 80 ms of speech, over after 700 ms of quiet."""
 MAX_ANSWER_FRAMES = 250
 """A spoken answer is cut at 5 s: a yes or a no is short."""
+HAND_OVER_S = 10.0
+"""How long the caller's phone has to take over the person's call before the agent stays in between."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +168,21 @@ class WarmTransfer:
             event(log, "call.warm_transfer", call=self._call_name, target=target, result=result)
             tried.append({"to": target, "mode": "warm", "result": result})
             if result == "transferred":
+                tried[-1]["joined"] = await self._hand_over(person)
                 return result, person, line, target
         return result, None, None, target
+
+    async def _hand_over(self, person) -> str:
+        """How the two were left joined: "replaced" (the caller's phone now calls the person itself) or
+        "bridged" (through the agent)."""
+        if not getattr(self._leg, "takes_replaces", False):
+            return "bridged"
+        try:
+            status = await asyncio.wait_for(asyncio.wrap_future(self._leg.hand_over(person)), HAND_OVER_S)
+        except TimeoutError:
+            status = None
+        event(log, "call.hand_over", call=self._call_name, status=status)
+        return "replaced" if status is not None and 200 <= status < 300 else "bridged"
 
     async def _try(self, target: str, briefing: str) -> tuple[str, object | None, PersonLine | None]:
         loop = asyncio.get_running_loop()

@@ -138,6 +138,7 @@ def _calls(calls: list[dict]) -> str:
                    f"{escape(c['outcome'] or '')} · "
                    f"{len(c.get('turns', []))} turns"
                    + "".join(f" · {escape(t['mode'])} transfer to {escape(t['to'])}: {escape(t['result'])}"
+                             + (f" ({escape(t['joined'])})" if t.get("joined") else "")
                              for t in c.get("transfers", [])) + "</summary>")
         if c.get("recording"):
             out.append(_recording(c))

@@ -24,7 +24,8 @@ from agent.logs import event
 from agent.sip.admission import Admission, AdmissionConfig, SocketBudget, request_cost, rtp_ports_needed
 from agent.sip.build_info import PYPI_IOQUEUE_SOCKETS, PYPI_MAX_CALLS
 from agent.sip.firewall import SipFirewall
-from agent.sip.leg import CallLeg, CallObserver, SipCall, request_uri_host, secured_kind
+from agent.sip.headers import request_uri_host, secured_kind, takes_replaces
+from agent.sip.leg import CallLeg, CallObserver, SipCall
 from agent.sip.pjlog import IncomingRequest, create_library, route_pjsip_logs
 from agent.sip.port import BridgePort, configure_bridge
 from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
@@ -337,7 +338,7 @@ class SipEndpoint:
             return self.refuse(account, call_id, Refusal(503, "at capacity"), source)
         call = self._adopt(account, call_id)
         try:
-            observer = self._new_call(call.make_leg(secured_kind(message, self.config.srtp)))
+            observer = self._new_call(call.make_leg(secured_kind(message, self.config.srtp), takes_replaces(message)))
         except Exception:  # the app could not set the call up: refuse it, the endpoint goes on
             log.exception("sip.session_failed")
             return self.refuse(account, call_id, Refusal(500, "session failed"), source, call)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +19,7 @@ import pjsua2 as pj
 
 from agent.audio.playout import Playout
 from agent.logs import event
+from agent.sip.headers import uri_user
 from agent.sip.port import FRAME_SAMPLES, BridgePort
 from agent.sip.screening import Refusal, screen_sdp
 
@@ -52,29 +52,6 @@ class CallObserver(Protocol):
     def on_ended(self, reason: str) -> None: ...
 
 
-def uri_user(uri: str) -> str:
-    """The user part of a SIP URI ('"Bob" <sip:200@host>' -> '200'), or '' when there is none."""
-    match = re.search(r"sips?:([^@;>]+)@", uri)
-    return match.group(1) if match else ""
-
-
-def request_uri_host(message: str) -> str:
-    """Host of the Request-URI in a SIP request's first line ('' when it cannot be read)."""
-    first_line = message.split("\n", 1)[0]
-    match = re.match(r"\s*[A-Za-z]+\s+sips?:(?:[^@\s]*@)?(\[[^\]]+\]|[^:;>\s?]+)", first_line)
-    return match.group(1).lower() if match else ""
-
-
-def secured_kind(message: str, srtp: str) -> str:
-    """What a call's record names its way in by: "sip", with "/tls" when the INVITE came over TLS (its top Via)
-    and "+srtp" when its offer carries SDES keys the agent takes (AGENT_SRTP optional or mandatory): pjsua answers
-    such an offer with SRTP, and refuses a plain one under mandatory before the call gets here."""
-    via = re.search(r"^(?:Via|v)\s*:\s*SIP\s*/\s*2\.0\s*/\s*([A-Za-z]+)", message, re.IGNORECASE | re.MULTILINE)
-    tls = via is not None and via.group(1).upper() == "TLS"
-    keys = srtp != "off" and re.search(r"^a=crypto:", message, re.MULTILINE) is not None
-    return "sip" + ("/tls" if tls else "") + ("+srtp" if keys else "")
-
-
 @dataclass
 class CallLeg:
     """The call session's handle on a SIP call (a call.transport.CallTransport)."""
@@ -89,7 +66,9 @@ class CallLeg:
     _endpoint: LegHost = field(repr=False)
     _pj_id: int = field(repr=False)
     kind: str = "sip"
-    """How the call came in, for its record: secured_kind."""
+    """How the call came in, for its record: headers.secured_kind."""
+    takes_replaces: bool = False
+    """The caller's phone can be handed over to another call with REFER and Replaces (headers.takes_replaces)."""
     # Only the pjsua2 call id, never the SipCall itself: pjsua2 objects must be released on the
     # SIP thread, and a reference held here could be dropped on any thread by the garbage collector.
     # pjsua2 reuses call ids, so the id is only trusted together with the Call-ID (see `find`).
@@ -108,6 +87,23 @@ class CallLeg:
         """Place the agent's own call to `target` (a warm transfer's person), reported to `observer`; resolves to
         its CallLeg, or None when it could not be placed."""
         return self._endpoint.dial(target, observer)
+
+    def hand_over(self, other: CallLeg) -> concurrent.futures.Future:
+        """Ask the caller's phone to call `other`'s far end itself, replacing the agent's call to it (REFER with
+        Replaces), so the two talk without the agent. Resolves to the final status of the phone's new call (2xx:
+        handed over; the agent's calls are then ended by the phones), or None when either call is gone."""
+        found: concurrent.futures.Future = concurrent.futures.Future()
+
+        def refer() -> None:
+            mine = self._endpoint.find(self._pj_id, self.sip_call_id)
+            theirs = self._endpoint.find(other._pj_id, other.sip_call_id)
+            if mine is None or theirs is None:
+                found.set_result(None)
+            else:
+                mine.refer_replacing(theirs, found)
+
+        self._endpoint.call_soon(refer)
+        return found
 
     def bridge(self, other: CallLeg) -> concurrent.futures.Future:
         """Connect this call's audio and `other`'s both ways (they talk through the agent's conference bridge);
@@ -151,6 +147,7 @@ class SipCall(pj.Call):
         self._audio_index = -1
         self._ended = False
         self.sip_call_id = ""
+        self._handing_over: concurrent.futures.Future | None = None
         self.source = ""
         """The caller's IP address once the call is admitted (counted per source until it ends)."""
 
@@ -158,11 +155,11 @@ class SipCall(pj.Call):
         """The id pjsua gave an outbound call once placed."""
         self._pj_id = call_id
 
-    def make_leg(self, kind: str = "sip") -> CallLeg:
+    def make_leg(self, kind: str = "sip", takes_replaces: bool = False) -> CallLeg:
         info = self.getInfo()
         self.sip_call_id = info.callIdString
         return CallLeg(info.callIdString, info.remoteUri, uri_user(info.localUri), self.playout, self._endpoint,
-                       self._pj_id, kind)
+                       self._pj_id, kind, takes_replaces)
 
     def _op(self, status: int) -> pj.CallOpParam:
         prm = pj.CallOpParam()
@@ -196,6 +193,16 @@ class SipCall(pj.Call):
             if self.observer is not None:
                 self.observer.on_transfer(500, exc.reason, True)
 
+    def refer_replacing(self, other: SipCall, status: concurrent.futures.Future) -> None:
+        """REFER with Replaces toward this call's phone; the final status of its new call resolves `status`."""
+        try:
+            self.xferReplaces(other, pj.CallOpParam(True))
+        except pj.Error as exc:
+            event(log, "call.hand_over_failed", logging.WARNING, call=self.sip_call_id, reason=exc.reason)
+            status.set_result(500)
+            return
+        self._handing_over = status
+
     def audio_media(self) -> pj.AudioMedia | None:
         """The call's audio in the conference bridge, once its media is up."""
         return self.getAudioMedia(self._audio_index) if self._audio_index >= 0 and not self._ended else None
@@ -219,6 +226,9 @@ class SipCall(pj.Call):
         if info.state != pj.PJSIP_INV_STATE_DISCONNECTED or self._ended:
             return
         self._ended = True
+        if self._handing_over is not None:
+            self._handing_over.set_result(None)
+            self._handing_over = None
         if self.port is not None:
             self.port.detach()
             self._endpoint.release_port(self.port)
@@ -293,6 +303,12 @@ class SipCall(pj.Call):
     def onCallTransferStatus(self, prm: pj.OnCallTransferStatusParam) -> None:  # noqa: N802
         """The REFER's answer, then the NOTIFYs of the caller's call to the transfer target."""
         event(log, "call.transfer_status", call=self.sip_call_id, status=prm.statusCode, final=prm.finalNotify)
+        if self._handing_over is not None:  # a warm transfer's hand-over: its own waiter, not the call core
+            if prm.finalNotify or prm.statusCode >= 300:
+                self._handing_over.set_result(prm.statusCode)
+                self._handing_over = None
+                prm.cont = False
+            return
         if self.observer is not None:
             self.observer.on_transfer(prm.statusCode, prm.reason, prm.finalNotify)
         if prm.statusCode >= 200 and prm.finalNotify:

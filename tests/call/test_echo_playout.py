@@ -3,7 +3,7 @@ import numpy as np
 from agent.audio.pcm import rms
 from agent.audio.playout import Playout
 from agent.call.echo import EchoGate
-from agent.sip.leg import uri_user
+from agent.sip.headers import uri_user
 
 
 def test_playout_frames_audio_and_pads_the_end():
@@ -71,7 +71,7 @@ def test_uri_user():
 
 
 def test_request_uri_host():
-    from agent.sip.leg import request_uri_host
+    from agent.sip.headers import request_uri_host
 
     assert request_uri_host("INVITE sip:vivekg@chair-dnrc.example.com;unknownparam SIP/2.0\r\n") == \
         "chair-dnrc.example.com"

@@ -144,10 +144,22 @@ def test_a_call_that_takes_the_id_of_one_hung_up_in_the_same_instant_stays_the_a
 
 
 def test_a_calls_record_names_tls_and_srtp_from_its_invite():
-    from agent.sip.leg import secured_kind
+    from agent.sip.headers import secured_kind
 
     secure = ("INVITE sip:100@10.0.0.5 SIP/2.0\r\nVia: SIP/2.0/TLS 10.0.0.1:5061;branch=z9hG4bK1\r\n\r\nv=0\r\n"
               "m=audio 4000 RTP/SAVP 0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:abc\r\n")
     assert secured_kind(secure, "mandatory") == "sip/tls+srtp" and secured_kind(secure, "off") == "sip/tls"
     plain = "INVITE sip:100@10.0.0.5 SIP/2.0\r\nv: SIP/2.0/udp 10.0.0.1\r\n\r\nm=audio 4000 RTP/AVP 0\r\n"
     assert secured_kind(plain, "optional") == "sip"
+
+
+@pytest.mark.parametrize("headers, takes", [
+    ("Allow: INVITE, ACK, BYE, REFER\r\nSupported: replaces, timer", True),
+    ("Allow: INVITE, REFER\r\nk: 100rel,Replaces", True),
+    ("Allow: INVITE, ACK, BYE\r\nSupported: replaces", False),   # no REFER: it cannot be asked
+    ("Allow: INVITE, REFER\r\nSupported: timer", False),         # REFER, but it cannot replace a call
+    ("", False)])
+def test_a_phone_is_handed_over_with_replaces_only_when_its_invite_says_it_can(headers, takes):
+    from agent.sip.headers import takes_replaces
+
+    assert takes_replaces(f"INVITE sip:100@10.0.0.5 SIP/2.0\r\n{headers}\r\n\r\nv=0\r\n") is takes

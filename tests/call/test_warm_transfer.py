@@ -111,8 +111,9 @@ def test_the_person_who_accepts_is_told_who_waits_and_then_the_two_hear_each_oth
     assert (done["result"], done["mode"]) == ("transferred", "warm")
     record = record_of(warm_agent, timeline)
     assert record["outcome"] == "transferred"
+    # This caller's phone refuses REFER: the two stay joined through the agent.
     assert record["transfers"] == [{"to": f"sip:person@127.0.0.1:{warm_agent.person_port}", "mode": "warm",
-                                    "result": "transferred"}]
+                                    "result": "transferred", "joined": "bridged"}]
 
 
 @pytest.mark.parametrize("mode, result", [("decline", "declined"), ("no-answer", "no answer"), ("busy", "busy")])
@@ -126,3 +127,21 @@ def test_a_person_who_does_not_take_the_call_gets_the_caller_an_offer_of_a_messa
     said = heard(models, timeline, timeline["question_end_tick"])
     assert "put you through" in said and "message" in said, said
     assert [t["result"] for t in record_of(warm_agent, timeline)["transfers"]] == [result]
+
+
+def test_a_phone_that_takes_replaces_is_handed_the_person_and_the_agent_leaves_the_line(warm_agent, voices, models,
+                                                                                       tmp_path):
+    ua = person(warm_agent, tmp_path, "accept", voices, duration=75)
+    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), "--echo-db", "-6",
+                          "--accept-transfer", "--stay-transferred-s", "20", duration=60)
+    assert ua.wait(timeout=60) == 0, ua.stderr[-2000:]
+    taken = person_timeline(tmp_path)
+    assert "replaced_s" in taken  # the caller's phone called the person itself, replacing the agent's call
+    hello = load_wav(voices["hello"])
+    _, caller_heard = best_match(timeline["received"][timeline["question_end_tick"] * 320:], hello)
+    _, person_heard = best_match(received(tmp_path)[taken["said_tick"] * 320:], hello)
+    assert caller_heard > MATCH and person_heard > MATCH, (caller_heard, person_heard)
+    assert timeline["transferred_status"] == 200 and timeline["ended_by"] == "agent"
+    (handed,) = [e for e in warm_agent.events("call.hand_over") if e["call"] == timeline["sip_call_id"]]
+    assert handed["status"] == "200"
+    assert record_of(warm_agent, timeline)["transfers"][0]["joined"] == "replaced"
