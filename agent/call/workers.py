@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from agent.heap import release_free_memory
 from agent.threads import name_native
 
 
@@ -98,6 +99,9 @@ class ModelWorkers:
             finally:
                 with self._lock:
                     self._idle += 1
+                    all_idle = self._idle == len(self._threads) and self._queue.empty()
+                if all_idle:  # between turns: nobody waits while freed model buffers go back to the system
+                    release_free_memory()
 
 
 class Lane(Executor):

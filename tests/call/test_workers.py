@@ -58,3 +58,25 @@ def test_shutdown_cancels_what_was_still_waiting():
     workers.shutdown(wait=False, cancel_futures=True)
     release.set()
     assert waiting.cancelled()
+
+
+def resident_mib() -> float:
+    import os
+
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_memory_a_model_job_frees_goes_back_to_the_system_once_the_workers_are_idle():
+    def fragmenting_job() -> list[bytearray]:
+        """200 MiB in pieces below malloc's mmap threshold, every other one freed: holes the heap cannot shrink
+        past by itself."""
+        pieces = [bytearray(100 * 1024) for _ in range(2048)]
+        return pieces[::2]
+
+    workers = ModelWorkers(1)
+    before = resident_mib()
+    kept = workers.submit(Priority.URGENT, fragmenting_job).result(30)
+    workers.submit(Priority.URGENT, int).result(30)  # one worker: the first job's clean-up is over by now
+    grown = resident_mib() - before
+    workers.shutdown()
+    assert len(kept) == 1024 and grown < 150, f"{grown:.0f} MiB still resident for the 100 MiB kept"
