@@ -32,7 +32,7 @@ from agent.models.manifest import load_manifest
 from agent.models.verify import ModelError, identity
 from agent.progress import Progress
 from agent.settings import Settings, SettingsError
-from agent.side.http import SideState, create_app
+from agent.side.http import create_app
 from agent.side.kb_sync import share_reindexing
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
@@ -41,6 +41,7 @@ from agent.side.notify.notifier import open_notifier
 from agent.side.recordings import purge as purge_recordings
 from agent.side.records import CallStore, SqliteCallStore, StoreError
 from agent.side.reporter import Reporter
+from agent.side.state import SideState
 from agent.side.turn_audio import purge as purge_turn_audio
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.build_info import security_features

@@ -13,9 +13,10 @@ from fastapi.testclient import TestClient
 from agent.browser.offer import OfferError
 from agent.browser.phone import BrowserPhone, CallRefused
 from agent.settings import parse
-from agent.side.http import SideState, create_app
+from agent.side.http import create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
+from agent.side.state import SideState
 
 TOKEN = "a-long-enough-admin-token"
 

@@ -5,9 +5,10 @@ from fastapi.testclient import TestClient
 
 from agent.settings import SettingsError, parse
 from agent.side.auth import AUTH_FAILURES
-from agent.side.http import SideState, create_app
+from agent.side.http import create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
+from agent.side.state import SideState
 
 TOKEN = "a-long-enough-admin-token"
 

@@ -1,0 +1,1 @@
+"""The side app's routes, one module per area; each has `routes(state[, guard]) -> APIRouter`."""
