@@ -5,7 +5,9 @@ For each call: the transfer's result in the call's record; when the person accep
 to speak (as they pressed 1) the caller hears them: where the caller's audio lines up with the person's recording,
 by the wall clocks of both user agents, which share this machine; when they did not, whether the caller heard
 the offer of a message (Whisper on what the caller received); and whether the call stayed up until the caller hung
-up.
+up. With --phone-takes-replaces the caller's phone follows the agent's REFER with Replaces: the person's call is
+handed to it and the agent leaves the line (the record's try says joined: replaced), and a call is dropped unless
+the phone's own call to the person stayed up until the caller hung up.
 
 Targets (issue 47): caller and person hear each other within 1 s of accepting; no answer within the ring timeout
 -> the caller is offered a message every time; no call dropped across 20 transfers.
@@ -53,9 +55,11 @@ def best_match(window: np.ndarray, voice: np.ndarray) -> tuple[int, float]:
     window, voice = window.astype(np.float64), voice.astype(np.float64)
     n = 1 << (len(window) + len(voice)).bit_length()
     score = np.fft.irfft(np.fft.rfft(window, n) * np.conj(np.fft.rfft(voice, n)), n)[:len(window) - len(voice) + 1]
-    energy = np.sqrt(np.convolve(window ** 2, np.ones(len(voice)), "valid")) * np.linalg.norm(voice) + 1e-9
-    best = int(np.argmax(score / energy))
-    return best, float(score[best] / energy[best])
+    heard = np.sqrt(np.maximum(np.convolve(window ** 2, np.ones(len(voice)), "valid"), 0.0))
+    alike = score / (heard * np.linalg.norm(voice) + 1e-9)
+    alike[heard < 0.05 * np.linalg.norm(voice)] = 0.0  # near-silence: rounding noise over nothing is no match
+    best = int(np.argmax(alike))
+    return best, float(alike[best])
 
 
 def heard_at(timeline: dict, received: np.ndarray, voice: np.ndarray, said_at: float) -> float | None:
@@ -69,7 +73,7 @@ def heard_at(timeline: dict, received: np.ndarray, voice: np.ndarray, said_at: f
 
 
 def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, hello: Path, yes: Path,
-             transcriber) -> dict:
+             transcriber, follows: bool = False) -> dict:
     out = folder / f"call-{n}"
     out.mkdir()
     person_port = agent.person_port
@@ -81,7 +85,8 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     base = free_port_block(110)
     caller = subprocess.run([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base),
                              "--rtp-port", str(base + 2), "--question", str(ask), "--duration", "50", "--out",
-                             str(out / "caller")], cwd=REPO, capture_output=True, text=True, timeout=120)
+                             str(out / "caller"), *(["--accept-transfer", "--stay-transferred-s", "15"] if follows
+                                                    else [])], cwd=REPO, capture_output=True, text=True, timeout=120)
     person.wait(timeout=90)
     row: dict = {"call": n, "mode": mode, "caller_ok": caller.returncode == 0}
     if caller.returncode != 0:
@@ -92,8 +97,10 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     calls = agent.http("GET", "/calls?limit=500", TOKEN).json()["calls"]
     record = next((c for c in calls if c["sip_call_id"] == timeline["sip_call_id"]), None)
     row["result"] = record["transfers"][-1]["result"] if record and record["transfers"] else None
+    row["joined"] = record["transfers"][-1].get("joined") if record and record["transfers"] else None
     row["outcome"] = record["outcome"] if record else None
-    row["ended_by"] = timeline.get("ended_by")
+    # Handed over, the agent leaves the line: then it is the phone's own call to the person that must last.
+    row["ended_by"] = timeline.get("transferred_ended_by") if row["joined"] == "replaced" else timeline.get("ended_by")
     received = wav(out / "caller" / "received.wav")
     taken = json.loads((out / "person" / "timeline.json").read_text()) \
         if (out / "person" / "timeline.json").exists() else {}
@@ -118,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--ring-s", type=int, default=8)
+    parser.add_argument("--phone-takes-replaces", action="store_true",
+                        help="the caller's phone follows REFER with Replaces (else it refuses it: bridged)")
     parser.add_argument("--out", type=Path, default=Path("var/eval/transfers"))
     args = parser.parse_args(argv)
 
@@ -140,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         agent.person_port = person_port
         try:
             for n in range(args.calls):
-                rows.append(one_call(agent, n, MODES[n % len(MODES)], folder, ask, hello, yes, transcriber))
+                rows.append(one_call(agent, n, MODES[n % len(MODES)], folder, ask, hello, yes, transcriber,
+                                     args.phone_takes_replaces))
                 print(json.dumps(rows[-1]), flush=True)
         finally:
             agent.stop()
@@ -150,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     dropped = [r["call"] for r in rows if not r.get("caller_ok") or r.get("ended_by") != "caller"]
     report = {"calls": len(rows), "accepted": len(accepted),
               "transferred": sum(r.get("result") == "transferred" for r in accepted),
+              "handed_over": sum(r.get("joined") == "replaced" for r in accepted),
               "heard_after_accept_ms_p50": percentile(latencies, 50),
               "heard_after_accept_ms_max": max(latencies) if latencies else None,
               "not_taken": len(refused), "offered_a_message": sum(bool(r.get("offered_message")) for r in refused),
