@@ -260,6 +260,7 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
                                                      workers.lane(Priority.BACKGROUND), kb_dir=profile.kb_dir,
                                                      index_path=profile.index_path)
             await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
+            await asyncio.to_thread(knowledge[profile.name].prepare)
         state.knowledge = knowledge
         del state.not_ready["kb"]
         kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)

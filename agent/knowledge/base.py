@@ -26,7 +26,7 @@ from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
 from agent.knowledge.synonyms import KB_FILE, Synonyms, load_groups
-from agent.knowledge.text import as_asked, tokens
+from agent.knowledge.text import as_asked, load_word_frequencies, tokens
 from agent.knowledge.topic import name_topic
 from agent.knowledge.vocabulary import chunks_hint
 
@@ -113,6 +113,12 @@ class KnowledgeBase:
         if self._hint is None or self._hint[0] is not snapshot:
             self._hint = (snapshot, chunks_hint(c.chunk for c in snapshot.chunks))
         return self._hint[1]
+
+    def prepare(self) -> None:
+        """Build now what the first question would otherwise build while its caller waits: the English word
+        frequencies and this snapshot's sound-alikes and synonyms (blocking; run it off the event loop)."""
+        load_word_frequencies()
+        self._kb_wording(self.index.snapshot)
 
     def _kb_wording(self, snapshot: Snapshot) -> tuple[SoundAlikes, Synonyms]:
         """Near-homophone and synonym recovery against this snapshot's words (cached per snapshot)."""

@@ -136,6 +136,11 @@ COMMON_ZIPF, RARE_ZIPF = 6.3, 3.5
 (specificity 0.2), one at RARE_ZIPF or below ("boiler", "hygienist") all it can (1), linearly between."""
 
 
+def load_word_frequencies() -> None:
+    """Read wordfreq's English list now (about 30 MiB, a tenth of a second), not at a caller's first question."""
+    zipf_frequency("the", "en")
+
+
 @lru_cache(maxsize=65536)
 def specificity(word: str) -> float:
     """How much a word names a subject, 0.2..1, from how common it is in English."""
