@@ -154,6 +154,38 @@ class CallerCall(pj.Call):
                 self.port.startTransmit(audio)
 
 
+def account_config(args: argparse.Namespace, name: str) -> pj.AccountConfig:
+    """A user agent's account at --address/--port (media from --rtp-port); with --registrar, a softphone's
+    account on that PBX, registered (and every request authenticated) as --user."""
+    config = pj.AccountConfig()
+    config.idUri = f"sip:{name}@{args.address}:{args.port}"
+    if args.registrar:
+        registrar = args.registrar.split(":", 1)[1].split(";")[0]
+        config.idUri = f"sip:{args.user}@{registrar}"
+        config.regConfig.registrarUri = args.registrar
+        config.sipConfig.authCreds.append(pj.AuthCredInfo("digest", "*", args.user, 0, args.password))
+    media = config.mediaConfig.transportConfig
+    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, args.address
+    return config
+
+
+def wait_registered(endpoint: pj.Endpoint, account: pj.Account, registrar: str | None) -> None:
+    if not registrar:
+        return
+    deadline = time.monotonic() + 15
+    while not account.getInfo().regIsActive:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"not registered with {registrar} (status {account.getInfo().regStatus})")
+        endpoint.libHandleEvents(20)
+
+
+def add_account_arguments(parser: argparse.ArgumentParser, user: str) -> None:
+    parser.add_argument("--address", default="127.0.0.1", help="the address SIP and RTP are bound to")
+    parser.add_argument("--registrar", help="register with this PBX first (sip:HOST[:PORT]), as --user")
+    parser.add_argument("--user", default=user)
+    parser.add_argument("--password", default="")
+
+
 def write_call(out: Path, timeline: dict, received: list[np.ndarray], sent: list[np.ndarray]) -> None:
     """A call's outputs, as every eval caller writes them: DIR/received.wav, DIR/sent.wav (16 kHz) and
     DIR/timeline.json, completed with the tick counts and voiced ticks of both directions."""
@@ -232,24 +264,9 @@ def run(args: argparse.Namespace) -> dict:
     endpoint.audDevManager().setNullDev()
     for codec in endpoint.codecEnum2():
         endpoint.codecSetPriority(codec.codecId, 255 if codec.codecId == CODECS[args.codec] else 0)
-    account_config = pj.AccountConfig()
-    account_config.idUri = f"sip:caller@{args.address}:{args.port}"
-    if args.registrar:  # a softphone's account on a PBX: registered (and every request authenticated) as --user
-        registrar = args.registrar.split(":", 1)[1].split(";")[0]
-        account_config.idUri = f"sip:{args.user}@{registrar}"
-        account_config.regConfig.registrarUri = args.registrar
-        account_config.sipConfig.authCreds.append(pj.AuthCredInfo("digest", "*", args.user, 0, args.password))
-    media = account_config.mediaConfig.transportConfig
-    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, args.address
     account = pj.Account()
-    account.create(account_config)
-    if args.registrar:
-        deadline = time.monotonic() + 15
-        while not account.getInfo().regIsActive:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"caller: not registered with {args.registrar} "
-                                 f"(status {account.getInfo().regStatus})")
-            endpoint.libHandleEvents(20)
+    account.create(account_config(args, "caller"))
+    wait_registered(endpoint, account, args.registrar)
     port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
     call = CallerCall(account, port, args.accept_transfer)
     prm = pj.CallOpParam(True)
@@ -322,6 +339,7 @@ def run(args: argparse.Namespace) -> dict:
         while time.monotonic() < settle and call.transferred.state != "disconnected":
             endpoint.libHandleEvents(10)
         timeline["transferred_status"] = call.transferred.status
+        timeline["transferred_ended_by"] = "other" if call.transferred.state == "disconnected" else "caller"
         if call.transferred.state != "disconnected":
             call.transferred.hangup(pj.CallOpParam(True))
             for _ in range(100):
@@ -358,10 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.caller", description=__doc__.splitlines()[0])
     parser.add_argument("--target", required=True)
     parser.add_argument("--port", type=int, default=5072)
-    parser.add_argument("--address", default="127.0.0.1", help="the address SIP and RTP are bound to")
-    parser.add_argument("--registrar", help="register with this PBX first (sip:HOST[:PORT]), as --user")
-    parser.add_argument("--user", default="caller")
-    parser.add_argument("--password", default="")
+    add_account_arguments(parser, "caller")
     parser.add_argument("--rtp-port", type=int, default=21000)
     parser.add_argument("--tcp", action="store_true")
     parser.add_argument("--codec", choices=sorted(CODECS), default="PCMU")

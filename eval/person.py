@@ -2,7 +2,8 @@
 and when it answers listens to who is waiting, presses 1 (or says yes) to take the call, then speaks.
 
     python -m eval.person --port 5090 --rtp-port 22000 --mode accept|accept-voice|decline|busy|no-answer
-        [--yes yes.wav] [--say hello.wav] [--duration 40] --out DIR
+        [--address IP] [--registrar sip:PBX --user 6002 --password SECRET] [--yes yes.wav]
+        [--say hello.wav] [--duration 40] --out DIR
 
 Runs in its own process (one pjsua2 Endpoint per process). Writes DIR/received.wav and DIR/sent.wav (16 kHz)
 and DIR/timeline.json: when it was called, answered, when the agent's briefing ended, what it pressed or said,
@@ -19,7 +20,16 @@ from pathlib import Path
 import numpy as np
 import pjsua2 as pj
 
-from eval.caller import RATE, CallerCall, CallerPort, load_wav, write_call
+from eval.caller import (
+    RATE,
+    CallerCall,
+    CallerPort,
+    account_config,
+    add_account_arguments,
+    load_wav,
+    wait_registered,
+    write_call,
+)
 
 QUIET_TICKS, MIN_SPEECH_TICKS = 60, 50
 """The briefing is over after 1.2 s of quiet following at least a second of the agent's speech."""
@@ -61,17 +71,14 @@ def run(args: argparse.Namespace) -> dict:
     config.logConfig.level = config.logConfig.consoleLevel = 1
     endpoint.libInit(config)
     transport = pj.TransportConfig()
-    transport.port, transport.boundAddress = args.port, "127.0.0.1"
+    transport.port, transport.boundAddress = args.port, args.address
     endpoint.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
     endpoint.libStart()
     endpoint.audDevManager().setNullDev()
-    account_config = pj.AccountConfig()
-    account_config.idUri = f"sip:person@127.0.0.1:{args.port}"
-    media = account_config.mediaConfig.transportConfig
-    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, "127.0.0.1"
     port = CallerPort(0.0, 0)
     account = PersonAccount(port)
-    account.create(account_config)
+    account.create(account_config(args, "person"))
+    wait_registered(endpoint, account, args.registrar)
     timeline: dict = {"mode": args.mode}
     started, answered_at, heard_agent, quiet, acted, seen = time.monotonic(), None, 0, 0, False, 0
     retired: list[CallerCall] = []
@@ -156,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rtp-port", type=int, required=True)
+    add_account_arguments(parser, "person")
     parser.add_argument("--mode", choices=("accept", "accept-voice", "decline", "busy", "decline-ring", "no-answer"),
                         default="accept")
     parser.add_argument("--ring-s", type=float, default=1.0, help="ring this long before answering or refusing")
