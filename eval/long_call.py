@@ -144,7 +144,13 @@ def main(argv: list[str] | None = None) -> int:
               "reply_offset_ms_p50": round(float(np.percentile(errors, 50)), 1) if errors else None,
               "reply_offset_ms_max": round(max(errors), 1) if errors else None,
               "caller_end_vs_energy_ms_p50": round(float(np.percentile(caller_edges, 50)), 1) if caller_edges else None,
-              "rss_mib_every_10_s": [round(mib, 1) for _, mib in samples], "turns": rows}
+              "rss_mib_every_10_s": [round(mib, 1) for _, mib in samples],
+              # Memory goes back between replies (agent.heap), so the level swings with what each reply needs:
+              # each minute's lowest sample is the level between turns, which is what lasts.
+              "rss_mib_lowest_per_minute": [round(min(mib for at, mib in samples if m * 60 <= at < m * 60 + 60), 1)
+                                            for m in range(int(samples[-1][0] // 60) + 1)
+                                            if any(m * 60 <= at < m * 60 + 60 for at, _ in samples)]
+              if samples else [], "turns": rows}
     report["target_met"] = bool(report["rss_growth_mib"] is not None and report["rss_growth_mib"] < 5
                                 and (args.no_record or errors and max(errors) <= 50 and not report["edges_missing"]))
     (args.out / "long_call.json").write_text(json.dumps(report, indent=1))
