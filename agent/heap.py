@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import time
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
 _trim = getattr(_libc, "malloc_trim", None)  # glibc only; elsewhere there is nothing to do
 
 
-def release_free_memory() -> float:
-    """Return freed heap pages to the system; the seconds it took (0.0 where the C library cannot)."""
-    if _trim is None:
-        return 0.0
-    start = time.perf_counter()
-    _trim(0)
-    return time.perf_counter() - start
+def release_free_memory() -> None:
+    """Return freed heap pages to the system (nothing to do where the C library is not glibc)."""
+    if _trim is not None:
+        _trim(0)

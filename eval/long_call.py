@@ -44,6 +44,15 @@ def rss_mib(pid: int) -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def lowest_per_minute(samples: list[tuple[float, float]]) -> list[float]:
+    """Each minute's lowest (seconds, MiB) sample, in order: minutes with no sample are left out."""
+    lowest: dict[int, float] = {}
+    for at, mib in samples:
+        minute = int(at // 60)
+        lowest[minute] = min(mib, lowest.get(minute, mib))
+    return [round(lowest[minute], 1) for minute in sorted(lowest)]
+
+
 def voiced(channel: np.ndarray) -> np.ndarray:
     windows = channel[:len(channel) // WINDOW * WINDOW].astype(np.float32).reshape(-1, WINDOW)
     return np.sqrt((windows ** 2).mean(axis=1)) > 32768 * 0.01
@@ -147,10 +156,7 @@ def main(argv: list[str] | None = None) -> int:
               "rss_mib_every_10_s": [round(mib, 1) for _, mib in samples],
               # Memory goes back between replies (agent.heap), so the level swings with what each reply needs:
               # each minute's lowest sample is the level between turns, which is what lasts.
-              "rss_mib_lowest_per_minute": [round(min(mib for at, mib in samples if m * 60 <= at < m * 60 + 60), 1)
-                                            for m in range(int(samples[-1][0] // 60) + 1)
-                                            if any(m * 60 <= at < m * 60 + 60 for at, _ in samples)]
-              if samples else [], "turns": rows}
+              "rss_mib_lowest_per_minute": lowest_per_minute(samples), "turns": rows}
     report["target_met"] = bool(report["rss_growth_mib"] is not None and report["rss_growth_mib"] < 5
                                 and (args.no_record or errors and max(errors) <= 50 and not report["edges_missing"]))
     (args.out / "long_call.json").write_text(json.dumps(report, indent=1))

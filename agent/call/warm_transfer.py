@@ -175,7 +175,7 @@ class WarmTransfer:
     async def _hand_over(self, person) -> str:
         """How the two were left joined: "replaced" (the caller's phone now calls the person itself) or
         "bridged" (through the agent)."""
-        if not getattr(self._leg, "takes_replaces", False):
+        if not self._leg.takes_replaces:
             return "bridged"
         try:
             status = await asyncio.wait_for(asyncio.wrap_future(self._leg.hand_over(person)), HAND_OVER_S)

@@ -4,14 +4,13 @@ caller an offer to take a message. Pure parts first: the briefing, what an answe
 
 import subprocess
 import sys
-import wave
 
 import numpy as np
 import pytest
 
 from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
 from eval.caller import load_wav
-from eval.transfers import MATCH, best_match
+from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
 
@@ -78,8 +77,7 @@ def person(agent, folder, mode: str, voices, duration: float = 45) -> subprocess
 
 
 def received(folder) -> np.ndarray:
-    with wave.open(str(folder / "person" / "received.wav")) as wav:
-        return np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")
+    return wav(folder / "person" / "received.wav")
 
 
 def person_timeline(folder) -> dict:
