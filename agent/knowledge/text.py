@@ -137,7 +137,7 @@ COMMON_ZIPF, RARE_ZIPF = 6.3, 3.5
 
 
 def load_word_frequencies() -> None:
-    """Read wordfreq's English list now (about 30 MiB, a tenth of a second), not at a caller's first question."""
+    """Read wordfreq's English list now (tens of MiB of Python objects), not at a caller's first question."""
     zipf_frequency("the", "en")
 
 
