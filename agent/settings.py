@@ -132,19 +132,12 @@ class Settings:
     asr_beam_size: int = setting(5, "Whisper beam width; every distinct reading of the beam's best is weighed "
                                  "against the KB (see call.understand). 1: greedy, one reading, fastest.",
                                  low=1, high=10)
-    asr_greedy_first: bool = setting(False, "Whisper reads each question greedily first, and with the beam only "
-                                     "when that reading leaves a doubt (call/hear). Off: on real calls it made the "
-                                     "Whisper stage's median no lower and its p95 higher, and saved no CPU under "
-                                     "load (docs/hearing.md).")
     asr_threads: int = setting(1, "Threads each Whisper decode runs on. One: on 2 CPU cores a second thread made "
                                "one decode alone a little faster (eval.asr_threads) but calls slower from 8 callers "
                                "on, two replicas then asking for four threads (eval.load).",
                                low=1, high=64)
     asr_workers: int = setting(2, "Whisper decodes that may run at once (a model replica each): a decode started "
                                "at a mid-question pause no longer holds up the real one.", low=1, high=8)
-    asr_batch: int = setting(1, "Most utterances Whisper decodes in one batch when several calls end their turns "
-                             "together (1: one at a time; on 2 CPU cores batching measured no faster than two "
-                             "replicas decoding side by side, see eval.asr_batch).", low=1, high=16)
     asr_language: str = setting("en", "Language spoken by callers (ISO code; ignored by .en models).")
     tts_model: str = setting("piper-en_US-joe-medium", "Piper voice: manifest name or Piper voice name.")
     tts_model_path: Path | None = setting(None, "Piper .onnx voice file (with .onnx.json beside it).")

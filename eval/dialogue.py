@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
 from agent.call.core import CallCore
-from agent.call.hear import Heard, worth_reading
 from agent.call.limits import CallLimits
-from agent.call.understand import read, understand
+from agent.call.understand import read, understand, worth_reading
 from agent.knowledge.base import KnowledgeBase, Reply
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Hypothesis, Transcript
@@ -29,15 +28,14 @@ REPEAT_STRETCH = 1.25
 CLEAR_LOGPROB = -0.1
 """The confidence a perfectly heard question is given: that of a clear question Whisper is sure of."""
 
-Listen = Callable[[str, float, CallMemory, object], Heard]
-"""listen(said, stretch, memory, clarified): what the agent hears when the caller says `said`."""
+Listen = Callable[[str, float], Transcript]
+"""listen(said, stretch): what the agent hears when the caller says `said`."""
 
 
-def perfectly(said: str, stretch: float, memory: CallMemory, clarified: object) -> Heard:
+def perfectly(said: str, stretch: float) -> Transcript:
     """The caller's words as said, as a sure Whisper would write them."""
-    transcript = Transcript(said, "en", audio_s=len(said) / 15, no_speech_prob=0.0, avg_logprob=CLEAR_LOGPROB,
-                            hypotheses=(Hypothesis(said, CLEAR_LOGPROB),))
-    return Heard(transcript, None)
+    return Transcript(said, "en", audio_s=len(said) / 15, no_speech_prob=0.0, avg_logprob=CLEAR_LOGPROB,
+                      hypotheses=(Hypothesis(said, CLEAR_LOGPROB),))
 
 
 @dataclass
@@ -61,10 +59,8 @@ def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | N
     memory, core = calls.of(case)
     said, stretch, exchanges, confirming, answer = case.say, 1.0, [], None, None
     while answer is None and len(exchanges) < MAX_EXCHANGES:
-        heard = listen(said, stretch, memory, core.clarified)
-        transcript, readings = heard.transcript, heard.readings
-        if readings is None and worth_reading(transcript):
-            readings = read(knowledge, memory, transcript, core.clarified.rejected)
+        transcript = listen(said, stretch)
+        readings = read(knowledge, memory, transcript, core.clarified.rejected) if worth_reading(transcript) else None
         understanding = understand(transcript, readings, core.clarified) if readings is not None else None
         reply = understanding.reply if understanding else None
         outcome, commands = core.heard(
@@ -93,7 +89,7 @@ def _exchange(said: str, transcript: Transcript, outcome: TurnOutcome, understan
             "chosen": understanding.chosen.hypothesis.text if understanding else "",
             "topic": understanding.topic if understanding else "",
             "asr_ms": round((transcript.queue_s + transcript.decode_s) * 1000, 1),
-            "avg_logprob": round(transcript.avg_logprob, 3), "widened": transcript.widened,
+            "avg_logprob": round(transcript.avg_logprob, 3),
             "evidence": round(reply.evidence, 3) if reply else None,
             "readings": [[r.hypothesis.text, round(r.hypothesis.avg_logprob, 3), round(r.reply.own_evidence, 3),
                           round(r.reply.evidence, 3), r.reply.abstained] for r in understanding.readings]

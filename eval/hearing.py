@@ -104,13 +104,11 @@ def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path
              line: Line | None = None) -> list[dict]:
     """Each case as on a call, decided by the agent's own call core (eval.dialogue): heard by the agent's Whisper
     (every reading of the beam weighed against the KB), then answered, confirmed or asked again."""
-    from agent.call.hear import hear
-
     prompt = whisper_hint(knowledge, hint)
 
-    def listen(said: str, stretch: float, memory, clarified):
+    def listen(said: str, stretch: float):
         audio = caller_audio(said, voice, folder, stretch, line)
-        return hear(transcriber, knowledge, memory, audio, prompt, clarified)
+        return transcriber.transcribe(audio, prompt, hypotheses=transcriber.beam_size)
 
     calls = Calls(knowledge)
     rows = []
@@ -128,7 +126,7 @@ def _row(case: Case, voice: str, exchanges: list[dict], answer) -> dict:
             "other_reading": first["chosen"] != first["heard"] and bool(first["chosen"]),
             "question_wer": round(word_error_rate(case.say, first["heard"]), 3),
             "avg_logprob": first["avg_logprob"], "evidence": first["evidence"],
-            "asr_ms": first["asr_ms"], "widened": first["widened"]}
+            "asr_ms": first["asr_ms"]}
 
 
 def _share(rows: list[dict], key: str) -> float:
@@ -152,7 +150,6 @@ def summarize(rows: list[dict]) -> dict:
             "other_reading_chosen": sum(r["other_reading"] for r in rows),
             "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
-            "beam_read_again": sum(r["widened"] for r in rows),
             "asr_p50_ms": round(float(np.percentile(asr, 50)), 1) if asr else None,
             "asr_p95_ms": round(float(np.percentile(asr, 95)), 1) if asr else None}
 
@@ -181,7 +178,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_module.parse([], env)
     model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
     transcriber = Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size,
-                              greedy_first=settings.asr_greedy_first,
                               **({"min_window": FULL_WINDOW} if args.full_window else {}))
     cases = load_cases(args.cases)
     rows = []

@@ -134,7 +134,6 @@ class Replies:
                 raise prepared.failed[1]
             transcript, reply, understanding = prepared.transcript, prepared.reply, prepared.understanding
             turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
-            turn.asr_batch, turn.asr_beam = transcript.batch, transcript.widened
             turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
             if understanding is not None:
                 turn.transcript = understanding.chosen.hypothesis.text
@@ -188,8 +187,7 @@ class Replies:
                 # in, the agent's own response and the way out.
                 event(log, "call.turn", call=self._call.sip_call_id, outcome=turn.outcome,
                       response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
-                      **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason),
-                                           ("asr_beam", turn.asr_beam)) if v},
+                      **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
                       speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
     async def _prepared(self, utterance: SpeechEnded, preparing: asyncio.Task,

@@ -13,13 +13,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
-from agent.call.hear import hear, worth_reading
 from agent.call.phrase import Phraser, Phrasing
-from agent.call.understand import Understanding, read, understand
+from agent.call.understand import Understanding, read, understand, worth_reading
 from agent.call.voice import Voice
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
@@ -82,18 +82,17 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
     try:
-        readings = None
         if prepared.transcript is None:
-            first = await loop.run_in_executor(executor, hear, pipeline.transcriber, pipeline.knowledge, memory, audio,
-                                               pipeline.knowledge.vocabulary_hint(), clarified)
-            prepared.transcript, readings = first.transcript, first.readings
+            # Every reading of the beam's best is weighed against the KB (see understand).
+            prepared.transcript = await loop.run_in_executor(
+                executor, partial(pipeline.transcriber.transcribe, audio, pipeline.knowledge.vocabulary_hint(),
+                                  hypotheses=pipeline.transcriber.beam_size))
         if not worth_reading(prepared.transcript):
             understood(prepared)
             return prepared
         stage = "answer"
-        if readings is None:
-            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
-                                                  clarified.rejected)
+        readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
+                                              clarified.rejected)
         prepared.understanding = understand(prepared.transcript, readings, clarified)
         understood(prepared)
         if prepared.action is Action.ASK_AGAIN:

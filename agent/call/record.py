@@ -33,16 +33,12 @@ class TurnRecord:
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
     """Whisper decoding time."""
-    asr_beam: bool | None = None
-    """Whisper's beam read the utterance too, its greedy reading having left a doubt (call.hear)."""
     first_heard: str = ""
     """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand)."""
     readings: int | None = None
     """Distinct readings of the utterance weighed against the KB."""
     topic: str = ""
     """What the agent asked the caller to confirm ("the gas safety certificate"), when it did."""
-    asr_batch: int | None = None
-    """Utterances Whisper decoded in one batch with this one (1: alone; several calls ended turns together)."""
     retrieval_ms: float | None = None
     answer_ms: float | None = None
     tts_first_audio_ms: float | None = None

@@ -140,6 +140,11 @@ def weigh(readings: list[Reading]) -> Reading:
     return max(close, key=lambda r: r.hypothesis.avg_logprob + EVIDENCE_WEIGHT * r.reply.own_evidence)
 
 
+def worth_reading(transcript: Transcript) -> bool:
+    """Words, not a cough or a click heard as '.'."""
+    return len(transcript.text.strip(" .?!,")) >= 2
+
+
 def unsure(transcript: Transcript) -> bool:
     """Whisper was unsure of what it heard, or it may not have been speech at all."""
     return (transcript.avg_logprob < UNSURE_LOGPROB or transcript.no_speech_prob > NO_SPEECH

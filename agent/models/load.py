@@ -69,7 +69,7 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
     transcriber = timed("asr", lambda: Transcriber(
         resolved["asr"], compute_type=settings.asr_compute_type, beam_size=settings.asr_beam_size,
         language=settings.asr_language, threads=settings.asr_threads, workers=settings.asr_workers,
-        max_batch=settings.asr_batch, greedy_first=settings.asr_greedy_first, download_dir=str(hub_dir)))
+        download_dir=str(hub_dir)))
     synthesizer = timed("tts", lambda: Synthesizer(resolved["tts"], download_dir=hub_dir))
     architecture = ARCHITECTURES.get(settings.embed_model, settings.embed_model)
     embedder = timed("embedder", lambda: Embedder(resolved["embedder"], architecture, threads=settings.model_threads))

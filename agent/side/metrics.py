@@ -36,8 +36,6 @@ class Metrics:
         self.readings = Counter("agent_readings_chosen", "Questions by the reading acted on: Whisper's best guess "
                                 "(first) or another of its beam's readings, which the KB backed better (other).",
                                 ["reading"], registry=r)
-        self.asr_reads = Counter("agent_asr_reads", "Questions by how Whisper read them: greedily alone (that reading "
-                                 "left no doubt) or by its beam too (call.hear).", ["read"], registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)
         self.stage = Histogram("agent_stage_seconds", "Time spent per turn stage.", ["stage"], buckets=_BUCKETS,
@@ -63,9 +61,6 @@ class Metrics:
                                            registry=r)
         self.refused = Counter("agent_sip_refused", "INVITEs refused before a call, by status and reason.",
                                ["status", "reason"], registry=r)
-        self.asr_batch = Histogram("agent_asr_batch_size", "Utterances Whisper decoded in one batch, counted per "
-                                   "turn (turns that ended together share a decode).", buckets=(1, 2, 3, 4, 6, 8),
-                                   registry=r)
         self.response = Histogram("agent_response_seconds", "End of caller speech to the first answer audio "
                                   "frame.", buckets=_BUCKETS, registry=r)
         self.answers = Counter("agent_answers", "Answers spoken, by who phrased them: extractive (the KB's "

@@ -122,7 +122,6 @@ class SqlCallStore:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
         hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
                                      ("first_heard", turn.first_heard), ("readings", turn.readings),
-                                     ("beam", turn.asr_beam or None),
                                      ("topic", turn.topic), ("continues", turn.continues or None),
                                      ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
                    if v not in (None, "")}

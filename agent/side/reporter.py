@@ -64,10 +64,6 @@ class Reporter:
             self.metrics.abstentions.inc()
         if turn.readings:
             self.metrics.readings.labels("other" if turn.first_heard else "first").inc()
-        if turn.asr_beam is not None:
-            self.metrics.asr_reads.labels("beam" if turn.asr_beam else "greedy").inc()
-        if turn.asr_batch:
-            self.metrics.asr_batch.observe(turn.asr_batch)
         if turn.answerer:
             self.metrics.answers.labels(turn.answerer).inc()
         if turn.llm_first_sentence_ms is not None:

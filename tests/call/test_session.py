@@ -26,7 +26,7 @@ from tests.conftest import synthesize_caller
 class BrokenTranscriber:
     beam_size = 1
 
-    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False, settle=None):
+    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False):
         raise RuntimeError("decoder crashed")
 
 
@@ -117,7 +117,7 @@ class UnsureTranscriber:
 
     beam_size = 1
 
-    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False, settle=None):
+    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False):
         return Transcript("Do you were tondylant at all?", "en", len(audio) / 16000, 0.02, avg_logprob=-0.9)
 
 
@@ -206,7 +206,7 @@ class CountingTranscriber:
         self._transcriber, self.calls = transcriber, 0
         self.beam_size = transcriber.beam_size
 
-    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False, settle=None):
+    def transcribe(self, audio, prompt=None, beam_size=None, hypotheses=1, full_window=False):
         self.calls += 1
         return self._transcriber.transcribe(audio, prompt, beam_size, hypotheses, full_window)
 

@@ -4,7 +4,7 @@ asked again or declined (pure, on hand-made readings), and one utterance heard f
 from dataclasses import replace
 
 from agent.call.commands import Action, Clarified
-from agent.call.understand import Reading, distinct, understand, weigh
+from agent.call.understand import Reading, distinct, understand, weigh, worth_reading
 from agent.knowledge.base import ABSTAIN_TEXT, Reply, SourceRef
 from agent.speech.asr import Hypothesis, Transcript
 
@@ -24,6 +24,12 @@ def heard(readings: list[Reading], no_speech: float = 0.01) -> Transcript:
     first = readings[0].hypothesis
     return Transcript(first.text, "en", 2.0, no_speech, avg_logprob=first.avg_logprob,
                       hypotheses=tuple(r.hypothesis for r in readings))
+
+
+def test_a_cough_heard_as_punctuation_is_not_worth_reading_and_a_word_is():
+    assert not worth_reading(heard([reading(" . ", -0.5, 0.0)]))
+    assert not worth_reading(heard([reading("?", -0.5, 0.0)]))
+    assert worth_reading(heard([reading("No.", -0.1, 0.0)]))
 
 
 def test_readings_that_differ_only_in_punctuation_or_case_are_one():

@@ -125,20 +125,6 @@ def test_declined_and_asked_again_turns_are_the_unanswered_questions(open_store)
     assert len(store.unanswered(since=0.0, limit=1)) == 1
 
 
-def test_turns_decoded_in_one_batch_are_counted_by_batch_size(tmp_path):
-    from agent.side.reporter import Reporter
-
-    metrics = Metrics()
-    reporter = Reporter(metrics, SqliteCallStore(tmp_path / "calls.sqlite3"))
-    call = _call()
-    for batch in (1, 3, 3):
-        reporter.turn_done(call, TurnRecord(started=time.time(), outcome="answered", asr_batch=batch))
-    count = metrics.registry.get_sample_value
-    assert count("agent_asr_batch_size_count") == 3
-    assert count("agent_asr_batch_size_bucket", {"le": "1.0"}) == 1
-    assert count("agent_asr_batch_size_bucket", {"le": "3.0"}) == 3
-
-
 def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_is_kept(tmp_path):
     from agent.side.reporter import Reporter
 
@@ -147,10 +133,9 @@ def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_
     call = _call()
     reporter.call_started(call)  # so the reporter's own record writes find their call
     confirming = TurnRecord(started=1.0, transcript="How far will you travel?", outcome="confirming", readings=4,
-                            first_heard="Half our will you travel.", topic="service area", asr_beam=True)
+                            first_heard="Half our will you travel.", topic="service area")
     reporter.turn_done(call, confirming)
-    reporter.turn_done(call, TurnRecord(started=2.0, transcript="Yes.", outcome="confirmed", readings=1,
-                                        asr_beam=False))
+    reporter.turn_done(call, TurnRecord(started=2.0, transcript="Yes.", outcome="confirmed", readings=1))
     reporter.turn_done(call, TurnRecord(started=3.0, transcript="do you take cheques", outcome="answered",
                                         readings=2))
     count = metrics.registry.get_sample_value
@@ -158,14 +143,11 @@ def test_the_reading_acted_on_is_counted_and_what_was_heard_first_and_confirmed_
     assert count("agent_readings_chosen_total", {"reading": "first"}) == 2
     assert count("agent_turns_total", {"outcome": "confirming"}) == 1
     assert count("agent_turns_total", {"outcome": "confirmed"}) == 1
-    assert count("agent_asr_reads_total", {"read": "beam"}) == 1  # the greedy reading left a doubt
-    assert count("agent_asr_reads_total", {"read": "greedy"}) == 1
     store = SqliteCallStore(tmp_path / "calls.sqlite3")
     store.start_call(call)
     store.add_turn(call, 1, confirming)
     (turn,) = store.get("id1")["turns"]
-    assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area",
-                               "beam": True}
+    assert turn["hearing"] == {"first_heard": "Half our will you travel.", "readings": 4, "topic": "service area"}
 
 
 def test_an_answer_taken_back_is_rewritten_as_cut_off_and_counted(tmp_path):
