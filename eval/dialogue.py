@@ -57,7 +57,7 @@ def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | N
     MAX_EXCHANGES times; every exchange, and the reply that was spoken (None: none was)."""
     knowledge = calls.knowledge
     memory, core = calls.of(case)
-    said, stretch, exchanges, confirming, answer = case.say, 1.0, [], None, None
+    said, stretch, exchanges, answer = case.say, 1.0, [], None
     while answer is None and len(exchanges) < MAX_EXCHANGES:
         transcript = listen(said, stretch)
         readings = read(knowledge, memory, transcript, core.clarified.rejected) if worth_reading(transcript) else None
@@ -66,13 +66,12 @@ def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | N
         outcome, commands = core.heard(
             understanding.chosen.hypothesis.text if understanding else transcript.text,
             action=understanding.action if understanding else None, abstained=bool(reply and reply.abstained),
-            chunks=frozenset(s.chunk_id for s in reply.sources) if reply else frozenset())
+            chunks=frozenset(s.chunk_id for s in reply.sources) if reply else frozenset(), reply=reply)
         exchanges.append(_exchange(said, transcript, outcome, understanding))
         for command in commands:
             if isinstance(command, SpeakReply):
-                answer = confirming.reply if command.confirmed else reply
+                answer = command.reply
             elif isinstance(command, Confirm):
-                confirming = understanding
                 said, stretch = reply_to_confirmation(understanding.topic, about(case, calls.chunks)), 1.0
             elif isinstance(command, Say):  # asked to say the question again
                 said, stretch = case.say, REPEAT_STRETCH

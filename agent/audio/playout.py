@@ -42,6 +42,11 @@ class Playout:
             self._queued += whole // self.frame_samples
             self._partial = data[whole:]
 
+    def say(self, pcm: np.ndarray) -> None:
+        """Queue one whole utterance."""
+        self.push(pcm)
+        self.finish()
+
     def finish(self) -> None:
         """Pad and queue the remainder (end of an utterance)."""
         with self._lock:

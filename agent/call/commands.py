@@ -113,15 +113,19 @@ class Answer:
 
 @dataclass(frozen=True)
 class SpeakReply:
-    """Speak the prepared reply sentence by sentence, and remember it for the next turn."""
+    """Speak `reply` sentence by sentence, and remember it for the next turn."""
 
+    reply: object = None
+    """What the shell prepared, as it gave it to `CallCore.heard`: this turn's, or the one the caller has just
+    confirmed (prepared in the turn before, and kept by the core until the yes)."""
     confirmed: bool = False
-    """The reply is the one the caller has just confirmed (prepared in the turn before), not this turn's."""
 
 
 @dataclass(frozen=True)
 class Confirm:
-    """Ask whether the caller means the prepared reply's topic, and keep the reply for a yes."""
+    """Ask whether the caller means `reply`'s topic (the core keeps the reply for a yes)."""
+
+    reply: object = None
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,9 @@ class CallCore:
         self._declines = 0
         self.clarified = UNCLARIFIED
         """How the question being asked has been clarified so far (reset once it is answered)."""
-        self._confirming: frozenset[str] | None = None
-        """The agent has just asked the caller to confirm a topic (these chunks): a yes or a no answers it."""
+        self._confirming: tuple[frozenset[str], object] | None = None
+        """The agent has just asked the caller to confirm a topic (these chunks, that reply): a yes or a no answers
+        it, and a yes has that reply spoken."""
         self._confirmation_repeated = False
         """The caller's reply to this confirmation was unclear once, and they were asked to say it again."""
 
@@ -147,10 +148,10 @@ class CallCore:
         return [Interrupt(), Answer(turn_event)]
 
     def heard(self, transcript: str, *, action: Action | None, abstained: bool = False,
-              chunks: frozenset[str] = frozenset()) -> tuple[TurnOutcome, list[Command]]:
+              chunks: frozenset[str] = frozenset(), reply: object = None) -> tuple[TurnOutcome, list[Command]]:
         """The finished turn's transcript, and what preparing its reply made of it (see understand): answer,
-        confirm or ask again (None: nothing to answer), whether the reply is the KB's decline, and the chunks
-        it was read from."""
+        confirm or ask again (None: nothing to answer), whether the reply is the KB's decline, the chunks it was
+        read from, and the reply itself (the shell's, handed back in SpeakReply or Confirm)."""
         if self.closing:
             return TurnOutcome.INTERRUPTED, []  # by a goodbye or a hang-up while the reply was prepared
         offered, self._message_offered = self._message_offered, False
@@ -166,10 +167,11 @@ class CallCore:
         if confirming is not None and is_yes(transcript):
             self._speaking()
             self._answered(abstained=False)
-            return TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)]
+            return TurnOutcome.CONFIRMED, [SpeakReply(confirming[1], confirmed=True)]
         if confirming is not None and is_no(transcript):
             self._speaking()
-            self.clarified = replace(self.clarified, asked_again=True, rejected=self.clarified.rejected | confirming)
+            self.clarified = replace(self.clarified, asked_again=True,
+                                     rejected=self.clarified.rejected | confirming[0])
             return TurnOutcome.NOT_CONFIRMED, [Say("not_that")]
         if action is None:
             self._confirming = confirming  # a cough does not answer the confirmation
@@ -190,12 +192,12 @@ class CallCore:
             return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
         if action is Action.CONFIRM:
             self.clarified = replace(self.clarified, confirmed=True, reoffered=self.clarified.confirmed)
-            self._confirming = chunks
+            self._confirming = (chunks, reply)
             self._confirmation_repeated = False
-            return TurnOutcome.CONFIRMING, [Confirm()]
+            return TurnOutcome.CONFIRMING, [Confirm(reply)]
         if self._answered(abstained):
-            return TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")]
-        return TurnOutcome.ANSWERED, [SpeakReply()]
+            return TurnOutcome.ANSWERED, [SpeakReply(reply), Say("message_offer")]
+        return TurnOutcome.ANSWERED, [SpeakReply(reply)]
 
     def _speaking(self) -> None:
         if self.state is CallState.THINKING:

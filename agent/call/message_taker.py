@@ -31,14 +31,14 @@ class MessageReporter(Protocol):
 
 
 class MessageTaker:
-    """Records a call's messages. `say(pcm)` queues audio for the caller; `transcribe(pcm)` is the recogniser,
-    off the loop; `now()` is the loop's clock."""
+    """Records a call's messages, prompted and thanked on `playout`. `transcribe(pcm)` is the recogniser, off the
+    loop; `now()` is the loop's clock."""
 
     def __init__(self, config: MessageConfig, call: CallRecord, playout: Playout, reporter: MessageReporter,
-                 say: Callable[[np.ndarray], None], thanks: np.ndarray,
-                 transcribe: Callable[[np.ndarray], Awaitable[str]], now: Callable[[], float]) -> None:
+                 thanks: np.ndarray, transcribe: Callable[[np.ndarray], Awaitable[str]],
+                 now: Callable[[], float]) -> None:
         self._config, self._call, self._playout, self._reporter = config, call, playout, reporter
-        self._say, self._thanks, self._transcribe, self._now = say, thanks, transcribe, now
+        self._thanks, self._transcribe, self._now = thanks, transcribe, now
         self._recording: MessageRecording | None = None
         self._started = 0.0
         self._transcribing: set[asyncio.Task] = set()
@@ -49,7 +49,7 @@ class MessageTaker:
 
     def start(self, prompt: np.ndarray) -> None:
         """Ask for the message; the recording starts once the prompt and its tone have been played."""
-        self._say(prompt)
+        self._playout.say(prompt)
         self._recording, self._started = MessageRecording(self._config), 0.0
 
     def push(self, window: np.ndarray, voiced: bool) -> None:
@@ -75,7 +75,7 @@ class MessageTaker:
         event(log, "call.message", call=self._call.sip_call_id, message=message.id, seconds=message.seconds,
               ended_by=ended_by)
         if thank:
-            self._say(self._thanks)
+            self._playout.say(self._thanks)
         task = asyncio.create_task(self._transcribed(message, audio))
         self._transcribing.add(task)
         task.add_done_callback(self._transcribing.discard)

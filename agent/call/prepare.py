@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
@@ -70,14 +69,13 @@ class Prepared:
         return self.understanding.action if self.understanding is not None else None
 
 
-async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
-                  clarified: Clarified = UNCLARIFIED, speculative: bool = False,
-                  heard: Transcript | None = None,
-                  understood: Callable[[Prepared], None] = lambda prepared: None) -> Prepared:
-    """`clarified`: what this question was asked already (see understand); `heard`: the utterance's transcript
-    when it was already made (a speculative preparation refused after its decode), so it is not decoded again;
-    `understood(prepared)`: told once what was heard and what the KB makes of it are known, before the reply
-    is rendered (the end of the turn is judged on them, and need not wait for the voice)."""
+async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray,
+                               clarified: Clarified = UNCLARIFIED, speculative: bool = False,
+                               heard: Transcript | None = None) -> Prepared:
+    """What was heard and what the KB makes of it, nothing rendered yet (the end of a turn is judged on this, and
+    need not wait for the voice). `clarified`: what this question was asked already (see understand); `heard`:
+    the utterance's transcript when it was already made (a speculative preparation refused after its decode),
+    so it is not decoded again."""
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.speculative if speculative else pipeline.models
@@ -87,16 +85,26 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
             prepared.transcript = await loop.run_in_executor(
                 executor, partial(pipeline.transcriber.transcribe, audio, pipeline.knowledge.vocabulary_hint(),
                                   hypotheses=pipeline.transcriber.beam_size))
-        if not worth_reading(prepared.transcript):
-            understood(prepared)
-            return prepared
-        stage = "answer"
-        readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
-                                              clarified.rejected)
-        prepared.understanding = understand(prepared.transcript, readings, clarified)
-        understood(prepared)
-        if prepared.action is Action.ASK_AGAIN:
-            return prepared
+        if worth_reading(prepared.transcript):
+            stage = "answer"
+            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
+                                                  clarified.rejected)
+            prepared.understanding = understand(prepared.transcript, readings, clarified)
+    except Exception as exc:
+        prepared.failed = (stage, exc)
+    return prepared
+
+
+async def render(pipeline: Pipeline, memory: CallMemory, prepared: Prepared, cancelled: threading.Event,
+                 speculative: bool = False) -> Prepared:
+    """The understood reply made ready to speak: its LLM phrasing asked for, its sentences, the first one's audio
+    (or the confirmation's). Nothing to do for a cough, a failure or a request to say it again."""
+    if prepared.failed is not None or prepared.action in (None, Action.ASK_AGAIN):
+        return prepared
+    loop = asyncio.get_running_loop()
+    executor = pipeline.speculative if speculative else pipeline.models
+    stage = "answer"
+    try:
         if pipeline.phraser is not None and prepared.action is Action.ANSWER:
             prepared.phrasing = pipeline.phraser.start(prepared.reply, memory)
         prepared.chunks = pipeline.knowledge.chunks(prepared.reply)
@@ -113,3 +121,11 @@ async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, can
         prepared.close()
         raise
     return prepared
+
+
+async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
+                  clarified: Clarified = UNCLARIFIED, speculative: bool = False,
+                  heard: Transcript | None = None) -> Prepared:
+    """The utterance understood, then rendered."""
+    prepared = await understand_utterance(pipeline, memory, audio, clarified, speculative, heard)
+    return await render(pipeline, memory, prepared, cancelled, speculative)

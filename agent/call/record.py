@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from agent.call.message import Message
+
+if TYPE_CHECKING:
+    from agent.call.prepare import Prepared
 
 
 @dataclass
@@ -54,6 +57,23 @@ class TurnRecord:
     """End of the turn to the LLM's first checked sentence."""
     continues: bool = False
     """This turn is the rest of a question whose answer was cut off (both halves heard as one)."""
+
+
+def note_heard(turn: TurnRecord, prepared: Prepared) -> None:
+    """What was heard, and what the KB made of it, into the turn's record."""
+    transcript, understanding = prepared.transcript, prepared.understanding
+    turn.asr_queue_ms, turn.asr_ms = transcript.queue_s * 1000, transcript.decode_s * 1000
+    turn.transcript, turn.asr_logprob = transcript.text, round(transcript.avg_logprob, 3)
+    if understanding is None:
+        return
+    turn.transcript = understanding.chosen.hypothesis.text
+    turn.readings, turn.topic = len(understanding.readings), understanding.topic
+    if understanding.chosen is not understanding.first:
+        turn.first_heard = understanding.first.hypothesis.text
+    # The KB was asked once for each reading.
+    turn.evidence = round(understanding.reply.evidence, 3)
+    turn.retrieval_ms = sum(r.reply.retrieval_ms for r in understanding.readings)
+    turn.answer_ms = sum(r.reply.answer_ms for r in understanding.readings)
 
 
 @dataclass

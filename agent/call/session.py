@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -20,20 +21,22 @@ from concurrent.futures import Executor
 import numpy as np
 
 from agent.audio.pcm import int16_to_float
-from agent.call.answer import Replies
 from agent.call.commands import (
     LAST_REPLY,
     Answer,
     Command,
+    Confirm,
     EndMessage,
     Goodbye,
     HangUp,
     Interrupt,
     Outcome,
     Say,
+    SpeakReply,
     Speculate,
     StartMessage,
     Transfer,
+    TurnOutcome,
 )
 from agent.call.core import CallCore, CallState
 from agent.call.endpointing import EndpointConfig, Endpointer, judge
@@ -43,7 +46,9 @@ from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
 from agent.call.phrase import Phraser
 from agent.call.prepare import Pipeline, Prepared
-from agent.call.record import CallAudioRecorder, CallRecord, CallReporter
+from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, TurnRecord, note_heard
+from agent.call.replies import Replies
+from agent.call.speak import sentences, start_phrasing
 from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.transport import RATE, CallTransport
 from agent.call.turns import (
@@ -57,13 +62,25 @@ from agent.call.turns import (
     TurnState,
 )
 from agent.call.voice import Phrases, Voice
-from agent.call.warm_transfer import WarmTransfer, WarmTransferConfig, announcement, hold_tone
+from agent.call.warm_transfer import WarmTransfer, WarmTransferConfig, announcement, hold
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
 from agent.speech.asr import Transcriber
 
 log = logging.getLogger(__name__)
+
+
+def off_loop(executor: Executor, function: Callable) -> Callable:
+    """`function` as a coroutine function that runs it on `executor`."""
+    async def call(*args):
+        return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(function, *args))
+    return call
+
+
+def words(transcriber: Transcriber, pcm: np.ndarray, full_window: bool = False) -> str:
+    """What 16 kHz int16 speech says, with no KB hint (a message, a person's answer). Blocking."""
+    return transcriber.transcribe(int16_to_float(pcm), None, full_window=full_window).text
 
 
 GOODBYE_WAIT_S = 15.0  # longest goodbye phrase, with room to spare
@@ -94,20 +111,19 @@ class CallSession:
         started)`: the whole call's recorder (side.recordings), when calls are recorded; `warm_transfer`: who the
         agent calls itself when the caller asks for a person (else the caller is REFERred to `transfer_to`)."""
         self.leg, self._loop = leg, loop
-        pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
-        self._transcriber, self._models = transcriber, models
-        self._phrases = phrases
+        self._pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
+        self._memory, self._phrases = memory, phrases
         self._listener, self._turns = Listener(listening, echo_gate_db), TurnDetector(turn_config)
         self._model_deadline_s = model_deadline_s
         self._warm = warm_transfer if leg.can_transfer else None
-        self._voice, self._person = voice, None
+        self._person = None
         self._core = CallCore(CallLimits(loop.time(), inactivity_s, max_call_s, dead_call_s), transfer_digit,
                               transfer_to if leg.can_transfer else "", warm_transfer=self._warm is not None)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._transfer_done: asyncio.Future | None = None
         self._ended = asyncio.Event()
-        self._reporter = reporter
+        self._reporter, self._keep_audio = reporter, keep_audio
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
                                  transport=leg.kind, last_caller_speech=loop.time())
         self._recorder = record_call(self.record.id, self.record.started) if record_call is not None else None
@@ -119,10 +135,21 @@ class CallSession:
         """The window the caller's last turn was declared over at."""
         self._last_utterance = np.zeros(0, np.float32)
         """The caller's last whole utterance (the first half of a question, when they turn out to go on)."""
-        self._replies = Replies(pipeline, memory, self._core, self.record, leg, reporter, model_deadline_s,
-                                phrases.apology, self._say, self._execute, self._speculated, keep_audio)
+        self._replies = Replies(self._pipeline, memory, model_deadline_s)
+        self._reply: asyncio.Task | None = None
+        """The turn being answered."""
+        self._cancel = threading.Event()
+        """Stops the synthesis of the reply being spoken."""
+        self._continuing = False
+        """The next turn is the rest of a question whose answer was cut off."""
+        self._remembered = None
+        """The call memory's entry for the last answer spoken (forgotten if that answer is taken back)."""
+        self._last_reply = np.zeros(0, dtype=np.int16)
+        """The last answer as it was spoken, for * to repeat."""
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
-                                      self._say, phrases.message_saved, self._transcribe_message, loop.time)
+                                      phrases.message_saved,
+                                      off_loop(models, functools.partial(words, transcriber, full_window=True)),
+                                      loop.time)
 
     # --- called from pjsua2 threads
     def on_media(self, codec: str, clock_rate: int) -> None:
@@ -156,13 +183,13 @@ class CallSession:
             if isinstance(command, Say):
                 if command.phrase == "still_there":
                     event(log, "call.still_there", call=self.leg.sip_call_id)
-                self._say(self._replies.last if command.phrase == LAST_REPLY else getattr(self._phrases,
-                                                                                           command.phrase))
+                self.leg.playout.say(self._last_reply if command.phrase == LAST_REPLY
+                                     else getattr(self._phrases, command.phrase))
             elif isinstance(command, Interrupt):
                 dropped = self._interrupt()
                 if command.cut_off:  # the rest of the question: heard with the first half, answered once
                     self._turns.prepend(np.concatenate([self._last_utterance, np.zeros(RATE // 5, np.float32)]))
-                    self._replies.take_back()
+                    self._take_back()
                     event(log, "call.cut_off", call=self.leg.sip_call_id, dropped_frames=dropped)
                 if command.barge_in:
                     self._listener.forget_echo()
@@ -170,9 +197,11 @@ class CallSession:
                     self._reporter.barge_in(self.record)
                     event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
             elif isinstance(command, Speculate):
-                self._replies.speculate(command.pause)
+                understood = self._replies.speculate(command.pause.window, command.pause.audio,
+                                                     self._core.clarified)
+                understood.add_done_callback(functools.partial(self._speculated, command.pause.window))
             elif isinstance(command, Answer):
-                self._replies.answer(command.utterance)
+                self._answer(command.utterance)
             elif isinstance(command, StartMessage):
                 self._replies.drop_speculation()
                 self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
@@ -207,7 +236,7 @@ class CallSession:
             self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
-        self._execute(self._core.dtmf(digit, has_last_reply=len(self._replies.last) > 0))
+        self._execute(self._core.dtmf(digit, has_last_reply=len(self._last_reply) > 0))
 
     def _end(self, reason: str) -> None:
         if not self._ended.is_set():
@@ -217,13 +246,9 @@ class CallSession:
             self._messages.finish("caller hung up", thank=False)  # what was said before the hang-up is kept
             self._listener.close()
 
-    def _say(self, pcm: np.ndarray) -> None:
-        self.leg.playout.push(pcm)
-        self.leg.playout.finish()
-
     @property
     def agent_speaking(self) -> bool:
-        return self._replies.busy or self.leg.playout.pending_frames > 0
+        return (self._reply is not None and not self._reply.done()) or self.leg.playout.pending_frames > 0
 
     def _attentive(self) -> bool:
         """Whether the caller's audio must be judged at once (read from the listening clock's thread): someone is
@@ -233,8 +258,14 @@ class CallSession:
     def _interrupt(self) -> int:
         """Barge-in and hold: silence from the next frame on, and stop making the rest of the answer."""
         dropped = self.leg.playout.clear()
-        self._replies.stop()
+        self._stop_reply()
         return dropped
+
+    def _stop_reply(self) -> None:
+        """Stop making the rest of the reply (barge-in, hold, shutdown); what is queued is the caller's to clear."""
+        self._cancel.set()
+        if self._reply is not None and not self._reply.done():
+            self._reply.cancel()
 
     async def run(self) -> CallRecord:
         """Process the call's audio until it ends, enforcing its time limits."""
@@ -294,19 +325,133 @@ class CallSession:
         if not isinstance(turn_event, SpeechResumed):
             self._execute(self._core.turn(turn_event, agent_speaking=self.agent_speaking, cut_off=cut_off))
 
-    def _speculated(self, window: int, prepared: Prepared) -> None:
-        """The reply prepared during the pause after `window` is ready: what was said decides how much longer
+    def _speculated(self, window: int, understood: asyncio.Future) -> None:
+        """The reply prepared during the pause after `window` knows what was said: that decides how much longer
         the pause may last before the turn is over (see endpointing)."""
+        if understood.cancelled():
+            return
+        prepared: Prepared = understood.result()
         if self._turns.pause != window or prepared.transcript is None:
             return
         firm = prepared.understanding is not None and prepared.understanding.firm
         verdict = judge(prepared.transcript.text, firm, yes_or_no_asked=self._core.yes_or_no_asked)
         self._turns.end_after(self._endpointer.hangover_ms(verdict))
 
-    async def _transcribe_message(self, pcm: np.ndarray) -> str:
-        heard = await self._loop.run_in_executor(self._models, functools.partial(
-            self._transcriber.transcribe, int16_to_float(pcm), None, full_window=True))
-        return heard.text
+    # --- the caller's turns answered
+    def _answer(self, utterance: SpeechEnded) -> None:
+        preparing, self._cancel = self._replies.take(utterance.window, utterance.audio, self._core.clarified)
+        self._reply = asyncio.create_task(self._take_turn(utterance, preparing, self._cancel, self._loop.time()))
+
+    async def _take_turn(self, utterance: SpeechEnded, preparing: asyncio.Task, cancelled: threading.Event,
+                         turn_end: float) -> None:
+        """The turn's reply shown to the core, what it decides carried out, and the turn recorded whatever became
+        of it (a failure is apologised for, not left silent). Latencies count from the caller's last voiced
+        window; an LLM's deadline from the end of the turn."""
+        speech_end = turn_end - utterance.silence_ms / 1000
+        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms), continues=self._continuing)
+        self._continuing = False
+        stage, prepared = "timeout", None
+        try:
+            prepared = await self._replies.ready(preparing, utterance.audio, self._core.clarified, cancelled)
+            stage = "asr"
+            if prepared.failed is not None:
+                stage = prepared.failed[0]
+                raise prepared.failed[1]
+            note_heard(turn, prepared)
+            if turn.transcript:
+                self.leg.said("user", turn.transcript)
+            reply = prepared.reply
+            outcome, commands = self._core.heard(
+                turn.transcript, action=prepared.action, abstained=reply is not None and reply.abstained,
+                chunks=frozenset(s.chunk_id for s in reply.sources) if reply is not None else frozenset(),
+                reply=prepared)
+            turn.outcome = outcome.value
+            if outcome is not TurnOutcome.IGNORED:
+                turn.response_ms = self._response_ms(speech_end)
+            for command in commands:
+                if isinstance(command, SpeakReply):
+                    stage = "tts"
+                    await self._speak(command.reply, turn, cancelled, speech_end, turn_end)
+                elif isinstance(command, Confirm):
+                    self.leg.said("agent", command.reply.understanding.confirm_text)
+                    self.leg.playout.say(command.reply.confirm_audio)
+                else:
+                    self._execute([command])
+        except asyncio.CancelledError:
+            turn.outcome = TurnOutcome.INTERRUPTED.value
+            raise
+        except Exception as exc:
+            turn.outcome = f"failed: {stage}"
+            event(log, "call.turn_failed", logging.ERROR, call=self.record.sip_call_id, stage=stage,
+                  error=type(exc).__name__)
+            self._reporter.error(stage)
+            self.leg.playout.say(self._phrases.apology)
+        finally:
+            if prepared is not None:  # (a preparation cancelled on the way closes its own)
+                prepared.close()
+            if turn.transcript or turn.outcome.startswith("failed"):
+                self._turn_done(turn, utterance.audio)
+
+    def _turn_done(self, turn: TurnRecord, audio: np.ndarray) -> None:
+        self.record.turns.append(turn)
+        self._reporter.turn_done(self.record, turn)
+        if self._keep_audio is not None:
+            self._keep_audio(self.record.id, len(self.record.turns), audio)
+        # speech_end_at (Unix time) lets an eval on the caller's side split its latency into the way in, the
+        # agent's own response and the way out.
+        event(log, "call.turn", call=self.record.sip_call_id, outcome=turn.outcome,
+              response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
+              **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
+              speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
+
+    async def _speak(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event, speech_end: float,
+                     turn_end: float) -> None:
+        """Remember the reply, then speak it sentence by sentence (see speak)."""
+        start_phrasing(self._pipeline, prepared, self._memory)  # from the memory before this turn
+        reply = prepared.reply
+        self._pipeline.knowledge.commit(self._memory, reply)
+        self._remembered = self._memory.turns[-1] if self._memory.turns else None
+        turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
+        turn.abstained, turn.answerer = reply.abstained, "extractive"
+        if prepared.phrasing is None and self._pipeline.phraser is not None and not reply.abstained:
+            turn.llm_reason = "breaker open"
+        spoken: list[np.ndarray] = []
+        try:
+            async for sentence in sentences(self._pipeline, prepared, cancelled, turn_end, self._model_deadline_s):
+                if not spoken:
+                    turn.answerer, turn.tts_first_audio_ms = sentence.answerer, sentence.tts_ms
+                    if sentence.written_at is not None:
+                        turn.llm_first_sentence_ms = (sentence.written_at - turn_end) * 1000
+                    if sentence.answerer != "extractive":  # it waited for the LLM
+                        turn.response_ms = self._response_ms(speech_end)
+                self.leg.said("agent", sentence.text)
+                self.leg.playout.say(sentence.pcm)
+                spoken.append(sentence.pcm)
+                turn.answer.append(sentence.text)
+        finally:
+            if prepared.phrasing is not None:
+                turn.llm_reason = prepared.phrasing.reason or turn.llm_reason  # what cut it short, if anything
+                prepared.phrasing.close()  # barge-in: the HTTP stream is closed, the server stops writing
+            if spoken:
+                self._last_reply = np.concatenate(spoken)
+
+    def _take_back(self) -> None:
+        """The last answer was cut off (the caller is going on with the question): forget it, so the next turn,
+        the whole question, is not taken for a follow-up to half of it, and record the turn as cut off."""
+        turns = self.record.turns
+        last = turns[-1] if turns else None
+        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
+            return
+        if self._memory.turns and self._memory.turns[-1] is self._remembered:
+            self._memory.turns.pop()
+        last.outcome = TurnOutcome.CUT_OFF.value
+        self._continuing = True
+        self._reporter.turn_cut_off(self.record, len(turns), last)
+
+    def _response_ms(self, speech_end: float) -> float:
+        """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
+        queued_s = self.leg.playout.pending_frames * self.leg.playout.frame_samples / RATE
+        return (self._loop.time() + queued_s - speech_end) * 1000
 
     # --- transfer to a person
     async def _transfer(self, target: str) -> None:
@@ -328,10 +473,12 @@ class CallSession:
 
     async def _warm_transfer(self, config: WarmTransferConfig) -> None:
         """The caller holds (to a soft tone) while the agent finds someone who takes the call (warm_transfer)."""
-        holding = asyncio.create_task(self._hold())
+        holding = asyncio.create_task(hold(self.leg.playout))
+        models = self._pipeline.models
         try:
             result, person, line, target = await WarmTransfer(
-                config, self.leg, self._speak_text, self._hear_person, self.leg.sip_call_id).run(
+                config, self.leg, off_loop(models, self._pipeline.voice.speak),
+                off_loop(models, functools.partial(words, self._pipeline.transcriber)), self.leg.sip_call_id).run(
                 self._briefing(), self.record.transfers)
         finally:
             holding.cancel()
@@ -342,22 +489,6 @@ class CallSession:
             self._person = person
             line.ended.add_done_callback(lambda _: self._execute(self._core.person_left()))
         self._execute(self._core.transfer_ended(answered=person is not None, bridged=True))
-
-    async def _hold(self) -> None:
-        tone = hold_tone()
-        while True:
-            if self.leg.playout.pending_frames < 25:
-                self.leg.playout.push(tone)
-                self.leg.playout.finish()
-            await asyncio.sleep(0.25)
-
-    async def _speak_text(self, text: str) -> np.ndarray:
-        return await self._loop.run_in_executor(self._models, self._voice.speak, text)
-
-    async def _hear_person(self, pcm: np.ndarray) -> str:
-        heard = await self._loop.run_in_executor(self._models, functools.partial(
-            self._transcriber.transcribe, int16_to_float(pcm), None))
-        return heard.text
 
     def _briefing(self) -> str:
         """What the person hears: who is waiting, and the caller's last question with the agent's answer."""
@@ -406,7 +537,7 @@ class CallSession:
         goodbyes = [c for c in commands if isinstance(c, Goodbye)]
         self._execute([c for c in commands if not isinstance(c, Goodbye)])
         self._replies.drop_speculation()
-        self._replies.stop()
+        self._stop_reply()
         self.leg.playout.finish_current()
         for goodbye in goodbyes:
             await self._goodbye(goodbye.outcome, cut=False)
@@ -415,7 +546,7 @@ class CallSession:
         self.record.outcome = outcome.value
         if cut:
             self._interrupt()
-        self._say(self._phrases.goodbye)
+        self.leg.playout.say(self._phrases.goodbye)
         await self._until_played(GOODBYE_WAIT_S)
         if not self._ended.is_set():
             await asyncio.sleep(LINE_TAIL_S)

@@ -83,6 +83,15 @@ def hold_tone() -> np.ndarray:
     return np.concatenate([beep, gap, beep, np.zeros(3 * RATE - 2 * len(beep) - len(gap), np.int16)])
 
 
+async def hold(playout) -> None:
+    """The hold tone on the caller's line, over and over, until cancelled."""
+    beeps = hold_tone()
+    while True:
+        if playout.pending_frames < 25:
+            playout.say(beeps)
+        await asyncio.sleep(0.25)
+
+
 class PersonLine:
     """The observer of the agent's call to a person (pjsua2 threads in, the event loop out): when it is answered,
     the digits pressed, a spoken answer, and its end."""
@@ -252,8 +261,7 @@ class WarmTransfer:
 
     async def _play(self, person, line: PersonLine, audio: np.ndarray) -> None:
         """Back once the person has heard `audio` (or hung up)."""
-        person.playout.push(audio)
-        person.playout.finish()
+        person.playout.say(audio)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + len(audio) / RATE + 5
         while person.playout.pending_frames and not line.ended.done() and loop.time() < deadline:

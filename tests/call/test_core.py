@@ -34,8 +34,9 @@ def core(inactivity_s=10.0, max_call_s=300.0, dead_call_s=5.0, transfer_digit="0
     return CallCore(CallLimits(0.0, inactivity_s, max_call_s, dead_call_s), transfer_digit, transfer_to)
 
 
-def heard(call: CallCore, words: str, action: Action | None = Action.ANSWER, *, abstained=False, chunks=()):
-    return call.heard(words, action=action, abstained=abstained, chunks=frozenset(chunks))
+def heard(call: CallCore, words: str, action: Action | None = Action.ANSWER, *, abstained=False, chunks=(),
+          reply=None):
+    return call.heard(words, action=action, abstained=abstained, chunks=frozenset(chunks), reply=reply)
 
 
 def answered(**settings) -> CallCore:
@@ -85,11 +86,11 @@ def test_a_question_not_heard_well_is_asked_again_until_it_is_answered():
 
 def test_a_confirmed_topic_is_answered_with_the_reply_prepared_before_the_yes():
     call = answered()
-    assert heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"]) == \
-        (TurnOutcome.CONFIRMING, [Confirm()])
+    assert heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"], reply="power flush reply") == \
+        (TurnOutcome.CONFIRMING, [Confirm("power flush reply")])
     assert call.clarified == Clarified(confirmed=True)
-    assert heard(call, "Yes, that's right.", Action.ANSWER, abstained=True) == \
-        (TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)])
+    assert heard(call, "Yes, that's right.", Action.ANSWER, abstained=True, reply="the yes's own reply") == \
+        (TurnOutcome.CONFIRMED, [SpeakReply("power flush reply", confirmed=True)])
     assert call.clarified == Clarified()
 
 
@@ -121,9 +122,9 @@ def test_the_topic_offered_after_a_no_is_the_last_one_offered():
 
 def test_a_cough_does_not_answer_a_confirmation_and_the_question_said_again_is_a_question():
     call = answered()
-    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
+    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"], reply="power flush reply")
     assert heard(call, "", None) == (TurnOutcome.IGNORED, [])
-    assert heard(call, "Yes.") == (TurnOutcome.CONFIRMED, [SpeakReply(confirmed=True)])
+    assert heard(call, "Yes.") == (TurnOutcome.CONFIRMED, [SpeakReply("power flush reply", confirmed=True)])
     heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
     assert heard(call, "Do you do power flushes?") == (TurnOutcome.ANSWERED, [SpeakReply()])
 
