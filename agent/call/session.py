@@ -1,10 +1,12 @@
 """One phone call, wired end to end: line audio → VAD → turns → ASR → knowledge → voice → playout.
 
 The shell around the pure call core (core.py), which decides barge-in, hold, DTMF, what the caller asked
-for, transfer, endings and time limits: this feeds it and carries its commands out. The transport's threads
-reach the session only through the `on_*` methods, which hop onto the event loop; the caller's audio is
-heard by listen.py, replies are prepared and spoken by answer.py, messages taken by message_taker.py;
-models run in worker threads, and the loop itself only moves frames and events.
+for, transfer, endings and time limits: this is its one driver, feeding it events and carrying its commands out.
+The transport's threads reach the session only through the `on_*` methods, which hop onto the event loop. The
+stages it calls hold no reference to the core and no callback into the session: the caller's audio is heard by
+listen.py, replies are prepared by replies.py (prepare.py) and spoken by speak.py, messages taken by
+message_taker.py, transfers carried out by put_through.py; models run in worker threads, and the loop itself only
+moves frames and events.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from concurrent.futures import Executor
 
 import numpy as np
 
-from agent.audio.pcm import int16_to_float
 from agent.call.commands import (
     LAST_REPLY,
     Answer,
@@ -46,10 +47,10 @@ from agent.call.message import MessageConfig
 from agent.call.message_taker import MessageTaker
 from agent.call.phrase import Phraser
 from agent.call.prepare import Pipeline, Prepared
+from agent.call.put_through import PutThrough
 from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, TurnRecord, note_heard
 from agent.call.replies import Replies
-from agent.call.speak import sentences, start_phrasing
-from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
+from agent.call.speak import Speaker
 from agent.call.transport import RATE, CallTransport
 from agent.call.turns import (
     WINDOW_MS,
@@ -62,25 +63,14 @@ from agent.call.turns import (
     TurnState,
 )
 from agent.call.voice import Phrases, Voice
-from agent.call.warm_transfer import WarmTransfer, WarmTransferConfig, announcement, hold
+from agent.call.warm_transfer import WarmTransferConfig
+from agent.call.workers import off_loop
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
-from agent.speech.asr import Transcriber
+from agent.speech.asr import Transcriber, words
 
 log = logging.getLogger(__name__)
-
-
-def off_loop(executor: Executor, function: Callable) -> Callable:
-    """`function` as a coroutine function that runs it on `executor`."""
-    async def call(*args):
-        return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(function, *args))
-    return call
-
-
-def words(transcriber: Transcriber, pcm: np.ndarray, full_window: bool = False) -> str:
-    """What 16 kHz int16 speech says, with no KB hint (a message, a person's answer). Blocking."""
-    return transcriber.transcribe(int16_to_float(pcm), None, full_window=full_window).text
 
 
 GOODBYE_WAIT_S = 15.0  # longest goodbye phrase, with room to spare
@@ -121,7 +111,6 @@ class CallSession:
                               transfer_to if leg.can_transfer else "", warm_transfer=self._warm is not None)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
-        self._transfer_done: asyncio.Future | None = None
         self._ended = asyncio.Event()
         self._reporter, self._keep_audio = reporter, keep_audio
         self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
@@ -142,10 +131,8 @@ class CallSession:
         """Stops the synthesis of the reply being spoken."""
         self._continuing = False
         """The next turn is the rest of a question whose answer was cut off."""
-        self._remembered = None
-        """The call memory's entry for the last answer spoken (forgotten if that answer is taken back)."""
-        self._last_reply = np.zeros(0, dtype=np.int16)
-        """The last answer as it was spoken, for * to repeat."""
+        self._speaker = Speaker(leg, self._pipeline, memory, model_deadline_s)
+        self._put_through = PutThrough(leg, self.record, reporter, self._pipeline)
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
                                       phrases.message_saved,
                                       off_loop(models, functools.partial(words, transcriber, full_window=True)),
@@ -167,7 +154,7 @@ class CallSession:
             self._recorder.heard(pcm)
 
     def on_transfer(self, status: int, reason: str, final: bool) -> None:
-        self._loop.call_soon_threadsafe(self._transfer_status, status, f"{status} {reason}".strip(), final)
+        self._loop.call_soon_threadsafe(self._put_through.status, status, f"{status} {reason}".strip(), final)
 
     def on_ended(self, reason: str) -> None:
         self._loop.call_soon_threadsafe(self._end, reason)
@@ -183,7 +170,7 @@ class CallSession:
             if isinstance(command, Say):
                 if command.phrase == "still_there":
                     event(log, "call.still_there", call=self.leg.sip_call_id)
-                self.leg.playout.say(self._last_reply if command.phrase == LAST_REPLY
+                self._speaker.say(self._speaker.last_reply if command.phrase == LAST_REPLY
                                      else getattr(self._phrases, command.phrase))
             elif isinstance(command, Interrupt):
                 dropped = self._interrupt()
@@ -236,7 +223,7 @@ class CallSession:
             self.record.dtmf.append(digit)
         self._reporter.dtmf(self.record, digit)
         event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
-        self._execute(self._core.dtmf(digit, has_last_reply=len(self._last_reply) > 0))
+        self._execute(self._core.dtmf(digit, has_last_reply=len(self._speaker.last_reply) > 0))
 
     def _end(self, reason: str) -> None:
         if not self._ended.is_set():
@@ -367,14 +354,14 @@ class CallSession:
                 reply=prepared)
             turn.outcome = outcome.value
             if outcome is not TurnOutcome.IGNORED:
-                turn.response_ms = self._response_ms(speech_end)
+                turn.response_ms = self._speaker.response_ms(speech_end)
             for command in commands:
                 if isinstance(command, SpeakReply):
                     stage = "tts"
-                    await self._speak(command.reply, turn, cancelled, speech_end, turn_end)
+                    await self._speaker.reply(command.reply, turn, cancelled, speech_end, turn_end)
                 elif isinstance(command, Confirm):
                     self.leg.said("agent", command.reply.understanding.confirm_text)
-                    self.leg.playout.say(command.reply.confirm_audio)
+                    self._speaker.say(command.reply.confirm_audio)
                 else:
                     self._execute([command])
         except asyncio.CancelledError:
@@ -385,7 +372,7 @@ class CallSession:
             event(log, "call.turn_failed", logging.ERROR, call=self.record.sip_call_id, stage=stage,
                   error=type(exc).__name__)
             self._reporter.error(stage)
-            self.leg.playout.say(self._phrases.apology)
+            self._speaker.say(self._phrases.apology)
         finally:
             if prepared is not None:  # (a preparation cancelled on the way closes its own)
                 prepared.close()
@@ -404,37 +391,6 @@ class CallSession:
               **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
               speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
-    async def _speak(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event, speech_end: float,
-                     turn_end: float) -> None:
-        """Remember the reply, then speak it sentence by sentence (see speak)."""
-        start_phrasing(self._pipeline, prepared, self._memory)  # from the memory before this turn
-        reply = prepared.reply
-        self._pipeline.knowledge.commit(self._memory, reply)
-        self._remembered = self._memory.turns[-1] if self._memory.turns else None
-        turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
-        turn.abstained, turn.answerer = reply.abstained, "extractive"
-        if prepared.phrasing is None and self._pipeline.phraser is not None and not reply.abstained:
-            turn.llm_reason = "breaker open"
-        spoken: list[np.ndarray] = []
-        try:
-            async for sentence in sentences(self._pipeline, prepared, cancelled, turn_end, self._model_deadline_s):
-                if not spoken:
-                    turn.answerer, turn.tts_first_audio_ms = sentence.answerer, sentence.tts_ms
-                    if sentence.written_at is not None:
-                        turn.llm_first_sentence_ms = (sentence.written_at - turn_end) * 1000
-                    if sentence.answerer != "extractive":  # it waited for the LLM
-                        turn.response_ms = self._response_ms(speech_end)
-                self.leg.said("agent", sentence.text)
-                self.leg.playout.say(sentence.pcm)
-                spoken.append(sentence.pcm)
-                turn.answer.append(sentence.text)
-        finally:
-            if prepared.phrasing is not None:
-                turn.llm_reason = prepared.phrasing.reason or turn.llm_reason  # what cut it short, if anything
-                prepared.phrasing.close()  # barge-in: the HTTP stream is closed, the server stops writing
-            if spoken:
-                self._last_reply = np.concatenate(spoken)
-
     def _take_back(self) -> None:
         """The last answer was cut off (the caller is going on with the question): forget it, so the next turn,
         the whole question, is not taken for a follow-up to half of it, and record the turn as cut off."""
@@ -442,65 +398,24 @@ class CallSession:
         last = turns[-1] if turns else None
         if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
             return
-        if self._memory.turns and self._memory.turns[-1] is self._remembered:
-            self._memory.turns.pop()
+        self._speaker.forget_last_answer()
         last.outcome = TurnOutcome.CUT_OFF.value
         self._continuing = True
         self._reporter.turn_cut_off(self.record, len(turns), last)
-
-    def _response_ms(self, speech_end: float) -> float:
-        """End of the caller's speech to the first reply frame, which goes out after whatever is queued."""
-        queued_s = self.leg.playout.pending_frames * self.leg.playout.frame_samples / RATE
-        return (self._loop.time() + queued_s - speech_end) * 1000
 
     # --- transfer to a person
     async def _transfer(self, target: str) -> None:
         """REFER the caller to `target` once "putting you through" has played, and follow the progress until
         its final status (or the timeout): the core decides what follows."""
         await self._until_played(GOODBYE_WAIT_S)
-        if self._warm is not None:
-            return await self._warm_transfer(self._warm)
-        self._transfer_done = self._loop.create_future()
-        self.leg.transfer(target)
-        try:
-            result, status = await asyncio.wait_for(self._transfer_done, TRANSFER_TIMEOUT_S)
-        except TimeoutError:
-            result, status = TransferResult.FAILED, "no final status"
-        event(log, "call.transfer", call=self.leg.sip_call_id, result=result.value, status=status)
-        self.record.transfers.append({"to": target, "mode": "blind", "result": result.value})
-        self._reporter.transfer(self.record, result.value, target)
-        self._execute(self._core.transfer_ended(answered=result is TransferResult.ANSWERED))
-
-    async def _warm_transfer(self, config: WarmTransferConfig) -> None:
-        """The caller holds (to a soft tone) while the agent finds someone who takes the call (warm_transfer)."""
-        holding = asyncio.create_task(hold(self.leg.playout))
-        models = self._pipeline.models
-        try:
-            result, person, line, target = await WarmTransfer(
-                config, self.leg, off_loop(models, self._pipeline.voice.speak),
-                off_loop(models, functools.partial(words, self._pipeline.transcriber)), self.leg.sip_call_id).run(
-                self._briefing(), self.record.transfers)
-        finally:
-            holding.cancel()
-            self.leg.playout.clear()
-        event(log, "call.transfer", call=self.leg.sip_call_id, result=result, status=target, mode="warm")
-        self._reporter.transfer(self.record, result, target)
-        if person is not None:
-            self._person = person
+        if self._warm is None:
+            self._execute(self._core.transfer_ended(answered=await self._put_through.blind(target)))
+            return
+        taken = await self._put_through.warm(self._warm)
+        if taken is not None:
+            self._person, line = taken
             line.ended.add_done_callback(lambda _: self._execute(self._core.person_left()))
-        self._execute(self._core.transfer_ended(answered=person is not None, bridged=True))
-
-    def _briefing(self) -> str:
-        """What the person hears: who is waiting, and the caller's last question with the agent's answer."""
-        asked = [t for t in self.record.turns if t.outcome in ("answered", "confirmed") and t.transcript]
-        last = asked[-1] if asked else None
-        return announcement(self.record.remote, last.transcript if last else "",
-                            " ".join(last.answer) if last and not last.abstained else "")
-
-    def _transfer_status(self, status: int, status_line: str, final: bool) -> None:
-        result = transfer_result(status, final)
-        if result is not TransferResult.PENDING and self._transfer_done is not None and not self._transfer_done.done():
-            self._transfer_done.set_result((result, status_line))
+        self._execute(self._core.transfer_ended(answered=taken is not None, bridged=True))
 
     async def _until_played(self, limit_s: float) -> None:
         """Until the line has played everything queued, the call ended, or `limit_s` passed (a line that stops
@@ -546,7 +461,7 @@ class CallSession:
         self.record.outcome = outcome.value
         if cut:
             self._interrupt()
-        self.leg.playout.say(self._phrases.goodbye)
+        self._speaker.say(self._phrases.goodbye)
         await self._until_played(GOODBYE_WAIT_S)
         if not self._ended.is_set():
             await asyncio.sleep(LINE_TAIL_S)

@@ -2,8 +2,9 @@
 time, else the KB's own sentences (the first rendered while the reply was prepared, the rest while the ones
 before it play).
 
-One input (a Prepared reply) and one output (its sentences, in order, as they are ready); the caller queues each
-for the line and keeps the record. Synthesis stops when `cancelled` is set (barge-in, hold, shutdown).
+`sentences` has one input (a Prepared reply) and one output (its sentences, in order, as they are ready); `Speaker`
+queues them on the line and writes what was spoken into the turn's record. Synthesis stops when `cancelled` is set
+(barge-in, hold, shutdown).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 
 from agent.call.phrase import Phrasing
 from agent.call.prepare import Pipeline, Prepared
+from agent.call.record import TurnRecord
+from agent.call.transport import RATE, CallTransport
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.speakable import speakable
 
@@ -76,3 +79,63 @@ async def _phrased(pipeline: Pipeline, text: str | None, phrasing: Phrasing, can
                        written_at if first else None)
         first = False
         text = await phrasing.next()
+
+
+class Speaker:
+    """What the caller hears from the agent: audio queued on the line, prepared replies spoken into it (each
+    remembered in the call's memory as it starts), and the last one kept for * to repeat."""
+
+    def __init__(self, leg: CallTransport, pipeline: Pipeline, memory: CallMemory, deadline_s: float) -> None:
+        self._leg, self._pipeline, self._memory, self._deadline_s = leg, pipeline, memory, deadline_s
+        self._remembered = None
+        """The call memory's entry for the last answer spoken (forgotten if that answer is taken back)."""
+        self.last_reply = np.zeros(0, dtype=np.int16)
+        """The last answer as it was spoken."""
+
+    def say(self, pcm: np.ndarray) -> None:
+        self._leg.playout.say(pcm)
+
+    def response_ms(self, speech_end: float) -> float:
+        """End of the caller's speech (loop time) to the next frame queued now, which goes out after whatever is
+        queued already."""
+        playout = self._leg.playout
+        queued_s = playout.pending_frames * playout.frame_samples / RATE
+        return (asyncio.get_running_loop().time() + queued_s - speech_end) * 1000
+
+    def forget_last_answer(self) -> None:
+        """The last answer was taken back: the call's memory forgets it, so the next turn is not taken for a
+        follow-up to it."""
+        if self._memory.turns and self._memory.turns[-1] is self._remembered:
+            self._memory.turns.pop()
+
+    async def reply(self, prepared: Prepared, turn: TurnRecord, cancelled: threading.Event, speech_end: float,
+                    turn_end: float) -> None:
+        """Remember the reply, then speak it sentence by sentence, writing what was spoken into `turn`."""
+        pipeline = self._pipeline
+        start_phrasing(pipeline, prepared, self._memory)  # from the memory before this turn
+        reply = prepared.reply
+        pipeline.knowledge.commit(self._memory, reply)
+        self._remembered = self._memory.turns[-1] if self._memory.turns else None
+        turn.sources = [f"{s.path}#{s.chunk_id}" for s in reply.sources]
+        turn.abstained, turn.answerer = reply.abstained, "extractive"
+        if prepared.phrasing is None and pipeline.phraser is not None and not reply.abstained:
+            turn.llm_reason = "breaker open"
+        spoken: list[np.ndarray] = []
+        try:
+            async for sentence in sentences(pipeline, prepared, cancelled, turn_end, self._deadline_s):
+                if not spoken:
+                    turn.answerer, turn.tts_first_audio_ms = sentence.answerer, sentence.tts_ms
+                    if sentence.written_at is not None:
+                        turn.llm_first_sentence_ms = (sentence.written_at - turn_end) * 1000
+                    if sentence.answerer != "extractive":  # it waited for the LLM
+                        turn.response_ms = self.response_ms(speech_end)
+                self._leg.said("agent", sentence.text)
+                self.say(sentence.pcm)
+                spoken.append(sentence.pcm)
+                turn.answer.append(sentence.text)
+        finally:
+            if prepared.phrasing is not None:
+                turn.llm_reason = prepared.phrasing.reason or turn.llm_reason  # what cut it short, if anything
+                prepared.phrasing.close()  # barge-in: the HTTP stream is closed, the server stops writing
+            if spoken:
+                self.last_reply = np.concatenate(spoken)

@@ -10,7 +10,9 @@ lane is a concurrent.futures.Executor, for loop.run_in_executor.
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import functools
 import itertools
 import queue
 import threading
@@ -20,6 +22,13 @@ from typing import Any
 
 from agent.heap import release_free_memory
 from agent.threads import name_native
+
+
+def off_loop(executor: Executor, function: Callable) -> Callable:
+    """`function` as a coroutine function that runs it on `executor`."""
+    async def call(*args):
+        return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(function, *args))
+    return call
 
 
 class Priority(enum.IntEnum):

@@ -18,6 +18,7 @@ import numpy as np
 from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 
+from agent.audio.pcm import int16_to_float
 from agent.models.verify import ResolvedModel
 from agent.speech.window import (
     FULL_WINDOW,
@@ -69,6 +70,11 @@ class Transcript:
     """Why the full 30 s window was used after the short one ('' when it was not)."""
     hypotheses: tuple[Hypothesis, ...] = ()
     """The beam's best readings, best first, the first being `text` itself (empty: only one was asked for)."""
+
+
+def words(transcriber: Transcriber, pcm: np.ndarray, full_window: bool = False) -> str:
+    """What 16 kHz int16 speech says, with no KB hint (a message, a person's answer). Blocking."""
+    return transcriber.transcribe(int16_to_float(pcm), None, full_window=full_window).text
 
 
 class Transcriber:
