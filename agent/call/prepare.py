@@ -38,6 +38,9 @@ class Pipeline:
     phraser: Phraser | None = None
     """An LLM that phrases the KB's answers (call/phrase); None: the KB's sentences are spoken."""
 
+    def executor(self, speculative: bool) -> Executor:
+        return self.speculative if speculative else self.models
+
 
 @dataclass
 class Prepared:
@@ -78,7 +81,7 @@ async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np
     so it is not decoded again."""
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(transcript=heard), "asr"
-    executor = pipeline.speculative if speculative else pipeline.models
+    executor = pipeline.executor(speculative)
     try:
         if prepared.transcript is None:
             # Every reading of the beam's best is weighed against the KB (see understand).
@@ -102,8 +105,7 @@ async def render(pipeline: Pipeline, memory: CallMemory, prepared: Prepared, can
     if prepared.failed is not None or prepared.action in (None, Action.ASK_AGAIN):
         return prepared
     loop = asyncio.get_running_loop()
-    executor = pipeline.speculative if speculative else pipeline.models
-    stage = "answer"
+    executor, stage = pipeline.executor(speculative), "answer"
     try:
         if pipeline.phraser is not None and prepared.action is Action.ANSWER:
             prepared.phrasing = pipeline.phraser.start(prepared.reply, memory)

@@ -165,13 +165,13 @@ class CallSession:
         return self._core.state
 
     def _execute(self, commands: list[Command]) -> None:
-        """Carry out what the call core decided, in order (the reply itself is spoken by `Replies`)."""
+        """Carry out what the call core decided, in order (a reply to speak or confirm is the turn's: `_take_turn`)."""
         for command in commands:
             if isinstance(command, Say):
                 if command.phrase == "still_there":
                     event(log, "call.still_there", call=self.leg.sip_call_id)
                 self._speaker.say(self._speaker.last_reply if command.phrase == LAST_REPLY
-                                     else getattr(self._phrases, command.phrase))
+                                  else getattr(self._phrases, command.phrase))
             elif isinstance(command, Interrupt):
                 dropped = self._interrupt()
                 if command.cut_off:  # the rest of the question: heard with the first half, answered once
@@ -235,7 +235,12 @@ class CallSession:
 
     @property
     def agent_speaking(self) -> bool:
-        return (self._reply is not None and not self._reply.done()) or self.leg.playout.pending_frames > 0
+        return self._replying or self.leg.playout.pending_frames > 0
+
+    @property
+    def _replying(self) -> bool:
+        """A turn is being answered: its reply is prepared, or spoken sentence by sentence."""
+        return self._reply is not None and not self._reply.done()
 
     def _attentive(self) -> bool:
         """Whether the caller's audio must be judged at once (read from the listening clock's thread): someone is
@@ -251,7 +256,7 @@ class CallSession:
     def _stop_reply(self) -> None:
         """Stop making the rest of the reply (barge-in, hold, shutdown); what is queued is the caller's to clear."""
         self._cancel.set()
-        if self._reply is not None and not self._reply.done():
+        if self._replying:
             self._reply.cancel()
 
     async def run(self) -> CallRecord:

@@ -57,10 +57,8 @@ async def sentences(pipeline: Pipeline, prepared: Prepared, cancelled: threading
             return
         answerer = "llm_rejected"
     loop = asyncio.get_running_loop()
-    for n, chunk in enumerate(prepared.chunks):
-        if n == 0:
-            yield Sentence(chunk.text, prepared.first_audio, answerer, prepared.tts_first_audio_ms)
-            continue
+    yield Sentence(prepared.chunks[0].text, prepared.first_audio, answerer, prepared.tts_first_audio_ms)
+    for chunk in prepared.chunks[1:]:
         pcm = await asyncio.wait_for(loop.run_in_executor(
             pipeline.models, pipeline.voice.speak, chunk.spoken, cancelled), deadline_s)
         yield Sentence(chunk.text, pcm, answerer)

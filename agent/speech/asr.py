@@ -120,13 +120,15 @@ class Transcriber:
         asked = time.perf_counter()
         with self._replicas:
             started = time.perf_counter()
-            if frames < FULL_WINDOW:
-                transcript = self._decode_window(audio, prompt, frames, beam, hypotheses)
-            else:
-                transcript = self._decode_full(audio, prompt, beam, "")
+            try:
+                if frames < FULL_WINDOW:
+                    transcript = self._decode_window(audio, prompt, frames, beam, hypotheses)
+                else:
+                    transcript = self._decode_full(audio, prompt, beam, "")
+            finally:  # a decode that failed still cost its time
+                with self._count:
+                    self.decoded += 1
             finished = time.perf_counter()
-        with self._count:
-            self.decoded += 1
         return replace(transcript, queue_s=started - asked, decode_s=finished - started)
 
     def _decode_window(self, audio: np.ndarray, prompt: str | None, frames: int, beam: int,
