@@ -77,13 +77,39 @@ UNCLARIFIED = Clarified()
 """A question asked for the first time."""
 
 
+class Phrase(enum.Enum):
+    """The agent's fixed lines, each with what it says: the one place a caller's fixed wording is written.
+    The greeting's words are the profile's opening (dialplan)."""
+
+    GREETING = "(the profile's opening)"
+    STILL_THERE = "Are you still there?"
+    GOODBYE = "Thank you for calling. Goodbye."
+    APOLOGY = "Sorry, something went wrong on my side. Could you ask that again?"
+    ASK_AGAIN = "Sorry, I didn't catch that. Could you say it again?"
+    MESSAGE_PROMPT = "Please leave your message after the tone. Press hash, or just stop talking, when you're done."
+    """The voice ends it with the tone after which the message is recorded."""
+    MESSAGE_SAVED = "Thank you, I've passed your message on. Is there anything else I can help with?"
+    MESSAGE_OFFER = "If you like, I can take a message for the team. Just say: leave a message."
+    TRANSFERRING = "Putting you through to a member of the team now."
+    TRANSFER_FAILED = "Sorry, I couldn't put you through. I can take a message instead: just say, leave a message."
+    NO_TRANSFER = ("I can't put you through to a person on this line, but I can take a message: just say, leave a "
+                   "message.")
+    NOT_THAT = "Sorry, my mistake. Could you say your question again?"
+    """After the caller said no to a confirmation."""
+
+    def words(self, opening: str) -> str:
+        """What this line says in a profile whose greeting is `opening`."""
+        return opening if self is Phrase.GREETING else self.value
+
+
 @dataclass(frozen=True)
 class Say:
-    phrase: str
-    """A Phrases field ("greeting", "still_there", ...) or LAST_REPLY."""
+    phrase: Phrase
 
 
-LAST_REPLY = "last reply"
+@dataclass(frozen=True)
+class RepeatLastReply:
+    """Say the last reply again (the caller pressed *)."""
 
 
 @dataclass(frozen=True)
@@ -159,5 +185,5 @@ class HangUp:
     outcome: Outcome
 
 
-Command = (Say | Interrupt | Speculate | Answer | SpeakReply | Confirm | StartMessage | EndMessage | Transfer | Goodbye
-           | HangUp)
+Command = (Say | RepeatLastReply | Interrupt | Speculate | Answer | SpeakReply | Confirm | StartMessage | EndMessage
+           | Transfer | Goodbye | HangUp)

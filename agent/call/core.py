@@ -16,7 +16,6 @@ import enum
 from dataclasses import replace
 
 from agent.call.commands import (
-    LAST_REPLY,
     UNCLARIFIED,
     Action,
     Answer,
@@ -27,6 +26,8 @@ from agent.call.commands import (
     HangUp,
     Interrupt,
     Outcome,
+    Phrase,
+    RepeatLastReply,
     Say,
     SpeakReply,
     Speculate,
@@ -125,7 +126,7 @@ class CallCore:
         if self.state is not CallState.CONNECTING:
             return []
         self.state = CallState.GREETING
-        return [Say("greeting")]
+        return [Say(Phrase.GREETING)]
 
     def turn(self, turn_event: SpeechStarted | SpeechPaused | SpeechEnded, *, agent_speaking: bool,
              cut_off: bool = False) -> list[Command]:
@@ -172,7 +173,7 @@ class CallCore:
             self._speaking()
             self.clarified = replace(self.clarified, asked_again=True,
                                      rejected=self.clarified.rejected | confirming[0])
-            return TurnOutcome.NOT_CONFIRMED, [Say("not_that")]
+            return TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)]
         if action is None:
             self._confirming = confirming  # a cough does not answer the confirmation
             return TurnOutcome.IGNORED, []
@@ -182,21 +183,21 @@ class CallCore:
             # would be a guess. Asked once to say it again, the confirmation still open; then asked for the question.
             if not self._confirmation_repeated:
                 self._confirming, self._confirmation_repeated = confirming, True
-                return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+                return TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)]
             self.clarified = replace(self.clarified, asked_again=True)
-            return TurnOutcome.NOT_CONFIRMED, [Say("not_that")]
+            return TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)]
         # Anything else after a confirmation is the caller going on: the question said again, or a new one.
         if action is Action.ASK_AGAIN:
             # The repeated question is asked afresh, not as a follow-up to a mishearing.
             self.clarified = replace(self.clarified, asked_again=True)
-            return TurnOutcome.ASKED_AGAIN, [Say("ask_again")]
+            return TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)]
         if action is Action.CONFIRM:
             self.clarified = replace(self.clarified, confirmed=True, reoffered=self.clarified.confirmed)
             self._confirming = (chunks, reply)
             self._confirmation_repeated = False
             return TurnOutcome.CONFIRMING, [Confirm(reply)]
         if self._answered(abstained):
-            return TurnOutcome.ANSWERED, [SpeakReply(reply), Say("message_offer")]
+            return TurnOutcome.ANSWERED, [SpeakReply(reply), Say(Phrase.MESSAGE_OFFER)]
         return TurnOutcome.ANSWERED, [SpeakReply(reply)]
 
     def _speaking(self) -> None:
@@ -233,7 +234,7 @@ class CallCore:
             self._held_from = CallState.LISTENING  # nothing said into a hold: the caller would never hear it
             return []
         self.state, self._message_offered = CallState.SPEAKING, True
-        return [Say("transfer_failed")]
+        return [Say(Phrase.TRANSFER_FAILED)]
 
     def person_left(self) -> list[Command]:
         """The person the caller was put through to hung up: so does the agent."""
@@ -250,7 +251,7 @@ class CallCore:
         if digit == self._transfer_digit:
             return [] if self.state is CallState.TRANSFERRING else [Interrupt(), *self._transfer()]
         if digit == "*" and has_last_reply:
-            return [Interrupt(), Say(LAST_REPLY)]
+            return [Interrupt(), RepeatLastReply()]
         return []
 
     def hold(self, held: bool) -> list[Command]:
@@ -278,7 +279,7 @@ class CallCore:
                                      agent_speaking=agent_speaking,
                                      last_caller_speech=last_caller_speech, rtp_packets=rtp_packets)
         if verdict.action is LimitAction.ASK_STILL_THERE:
-            return [Say("still_there")]
+            return [Say(Phrase.STILL_THERE)]
         if verdict.action is LimitAction.GOODBYE:
             return self._goodbye(Outcome(verdict.outcome))
         if verdict.action is LimitAction.HANG_UP:
@@ -314,6 +315,6 @@ class CallCore:
             return []  # one at a time
         if not self._transfer_to:
             self.state, self._message_offered = CallState.SPEAKING, True
-            return [Say("no_transfer")]
+            return [Say(Phrase.NO_TRANSFER)]
         self.state = CallState.TRANSFERRING
-        return [Say("transferring"), Transfer(self._transfer_to)]
+        return [Say(Phrase.TRANSFERRING), Transfer(self._transfer_to)]

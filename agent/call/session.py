@@ -23,7 +23,6 @@ from concurrent.futures import Executor
 import numpy as np
 
 from agent.call.commands import (
-    LAST_REPLY,
     Answer,
     Command,
     Confirm,
@@ -32,6 +31,8 @@ from agent.call.commands import (
     HangUp,
     Interrupt,
     Outcome,
+    Phrase,
+    RepeatLastReply,
     Say,
     SpeakReply,
     Speculate,
@@ -134,7 +135,7 @@ class CallSession:
         self._speaker = Speaker(leg, self._pipeline, memory, model_deadline_s)
         self._put_through = PutThrough(leg, self.record, reporter, self._pipeline)
         self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
-                                      phrases.message_saved,
+                                      phrases[Phrase.MESSAGE_SAVED],
                                       off_loop(models, functools.partial(words, transcriber, full_window=True)),
                                       loop.time)
 
@@ -168,10 +169,11 @@ class CallSession:
         """Carry out what the call core decided, in order (a reply to speak or confirm is the turn's: `_take_turn`)."""
         for command in commands:
             if isinstance(command, Say):
-                if command.phrase == "still_there":
+                if command.phrase is Phrase.STILL_THERE:
                     event(log, "call.still_there", call=self.leg.sip_call_id)
-                self._speaker.say(self._speaker.last_reply if command.phrase == LAST_REPLY
-                                  else getattr(self._phrases, command.phrase))
+                self._speaker.say(self._phrases[command.phrase])
+            elif isinstance(command, RepeatLastReply):
+                self._speaker.say(self._speaker.last_reply)
             elif isinstance(command, Interrupt):
                 dropped = self._interrupt()
                 if command.cut_off:  # the rest of the question: heard with the first half, answered once
@@ -192,7 +194,7 @@ class CallSession:
             elif isinstance(command, StartMessage):
                 self._replies.drop_speculation()
                 self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
-                self._messages.start(self._phrases.message_prompt)
+                self._messages.start(self._phrases[Phrase.MESSAGE_PROMPT])
             elif isinstance(command, EndMessage):
                 self._messages.finish(command.why, thank=command.why == "#")
             elif isinstance(command, Transfer):
@@ -377,7 +379,7 @@ class CallSession:
             event(log, "call.turn_failed", logging.ERROR, call=self.record.sip_call_id, stage=stage,
                   error=type(exc).__name__)
             self._reporter.error(stage)
-            self._speaker.say(self._phrases.apology)
+            self._speaker.say(self._phrases[Phrase.APOLOGY])
         finally:
             if prepared is not None:  # (a preparation cancelled on the way closes its own)
                 prepared.close()
@@ -466,7 +468,7 @@ class CallSession:
         self.record.outcome = outcome.value
         if cut:
             self._interrupt()
-        self._speaker.say(self._phrases.goodbye)
+        self._speaker.say(self._phrases[Phrase.GOODBYE])
         await self._until_played(GOODBYE_WAIT_S)
         if not self._ended.is_set():
             await asyncio.sleep(LINE_TAIL_S)

@@ -39,8 +39,6 @@ from agent.knowledge.text import stem_words, tokens
 from agent.speech.asr import Hypothesis, Transcript
 from agent.speech.window import MAX_COMPRESSION
 
-ASK_AGAIN_TEXT = "Sorry, I didn't catch that. Could you say it again?"
-NOT_THAT_TEXT = "Sorry, my mistake. Could you say your question again?"
 UNSURE_LOGPROB = -0.35
 """Mean token log probability below which Whisper was unsure (clear questions score -0.05 to -0.25)."""
 NO_SPEECH = 0.6

@@ -5,21 +5,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from agent.audio.pcm import StreamResampler, tone, trim_leading_quiet
+from agent.call.commands import Phrase
 from agent.call.speech_cache import SpeechCache
-from agent.call.understand import ASK_AGAIN_TEXT, NOT_THAT_TEXT
 from agent.logs import event
 from agent.models.verify import identity
 from agent.speech.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 
-MESSAGE_PROMPT = "Please leave your message after the tone. Press hash, or just stop talking, when you're done."
 TONE_HZ, TONE_S = 1000, 0.4
 """The beep before a message is recorded, as on an answering machine."""
 VOLUME = 0.5
@@ -30,24 +28,17 @@ QUIET_LEVEL, LEAD_MS = 64, 10
 wait through before the answer is heard: audio is kept from LEAD_MS before its first sample above QUIET_LEVEL."""
 
 
-@dataclass(frozen=True)
 class Phrases:
-    """Fixed lines, synthesised once at start-up."""
+    """The profile's fixed lines as audio, synthesised once at start-up: `phrases[Phrase.GOODBYE]`."""
 
-    greeting: np.ndarray
-    still_there: np.ndarray
-    goodbye: np.ndarray
-    apology: np.ndarray
-    ask_again: np.ndarray
-    message_prompt: np.ndarray
-    """Asks for the message, and ends with the tone after which it is recorded."""
-    message_saved: np.ndarray
-    message_offer: np.ndarray
-    transferring: np.ndarray
-    transfer_failed: np.ndarray
-    no_transfer: np.ndarray
-    not_that: np.ndarray
-    """After the caller said no to a confirmation: asks for the question again."""
+    def __init__(self, audio: dict[Phrase, np.ndarray]) -> None:
+        missing = set(Phrase) - audio.keys()
+        if missing:
+            raise ValueError(f"no audio for {sorted(p.name for p in missing)}")
+        self._audio = dict(audio)
+
+    def __getitem__(self, phrase: Phrase) -> np.ndarray:
+        return self._audio[phrase]
 
 
 class Voice:
@@ -101,24 +92,16 @@ class Voice:
         audio = np.clip(np.concatenate(parts).astype(np.float32) * VOLUME, -32768, 32767).astype(np.int16)
         return trim_leading_quiet(audio, QUIET_LEVEL, self.rate * LEAD_MS // 1000)
 
-    def phrases(self, greeting: str) -> Phrases:
-        texts = phrase_texts(greeting)
-        self.fixed_texts.update(texts)
-        audio = [self.speak(text) for text in texts]
-        prompt = texts.index(MESSAGE_PROMPT)
-        audio[prompt] = np.concatenate([audio[prompt], np.zeros(self.rate // 4, dtype=np.int16),
-                                        tone(TONE_HZ, TONE_S, self.rate)])
-        return Phrases(*audio)
+    def phrases(self, opening: str) -> Phrases:
+        """Every fixed line of a profile whose greeting is `opening`; the message prompt ends with its tone."""
+        self.fixed_texts.update(phrase_texts(opening))
+        audio = {phrase: self.speak(phrase.words(opening)) for phrase in Phrase}
+        audio[Phrase.MESSAGE_PROMPT] = np.concatenate([audio[Phrase.MESSAGE_PROMPT],
+                                                       np.zeros(self.rate // 4, dtype=np.int16),
+                                                       tone(TONE_HZ, TONE_S, self.rate)])
+        return Phrases(audio)
 
 
-def phrase_texts(greeting: str) -> tuple[str, ...]:
-    """The fixed lines of a profile, in Phrases order."""
-    return (greeting, "Are you still there?", "Thank you for calling. Goodbye.",
-            "Sorry, something went wrong on my side. Could you ask that again?", ASK_AGAIN_TEXT,
-            MESSAGE_PROMPT,
-            "Thank you, I've passed your message on. Is there anything else I can help with?",
-            "If you like, I can take a message for the team. Just say: leave a message.",
-            "Putting you through to a member of the team now.",
-            "Sorry, I couldn't put you through. I can take a message instead: just say, leave a message.",
-            "I can't put you through to a person on this line, but I can take a message: just say, leave a "
-            "message.", NOT_THAT_TEXT)
+def phrase_texts(opening: str) -> list[str]:
+    """What a profile's fixed lines say (kept in the speech cache whatever the KB holds)."""
+    return [phrase.words(opening) for phrase in Phrase]

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from agent.call.commands import (
-    LAST_REPLY,
     Action,
     Answer,
     Clarified,
@@ -14,6 +13,8 @@ from agent.call.commands import (
     HangUp,
     Interrupt,
     Outcome,
+    Phrase,
+    RepeatLastReply,
     Say,
     SpeakReply,
     Speculate,
@@ -50,7 +51,7 @@ def answered(**settings) -> CallCore:
 def test_the_greeting_comes_once_when_media_flows_then_the_agent_listens():
     call = core()
     assert call.state is CallState.CONNECTING
-    assert call.media_ready() == [Say("greeting")] and call.state is CallState.GREETING
+    assert call.media_ready() == [Say(Phrase.GREETING)] and call.state is CallState.GREETING
     assert call.media_ready() == []  # a re-INVITE renegotiating media does not greet again
     call.tick(2.0, agent_speaking=True, last_caller_speech=0.0, rtp_packets=100)
     assert call.state is CallState.GREETING
@@ -78,7 +79,7 @@ def test_a_cough_is_not_answered():
 
 def test_a_question_not_heard_well_is_asked_again_until_it_is_answered():
     call = answered()
-    assert heard(call, "When are you oven?", Action.ASK_AGAIN) == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
+    assert heard(call, "When are you oven?", Action.ASK_AGAIN) == (TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)])
     assert call.clarified == Clarified(asked_again=True)  # the repeat is prepared knowing it (see understand)
     assert heard(call, "When are you open?") == (TurnOutcome.ANSWERED, [SpeakReply()])
     assert call.clarified == Clarified()
@@ -106,7 +107,7 @@ def test_a_yes_or_no_is_awaited_only_between_a_confirmation_and_its_answer():
 def test_a_refused_topic_is_asked_again_and_not_offered_again():
     call = answered()
     heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])
-    assert heard(call, "No.", Action.ANSWER, abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+    assert heard(call, "No.", Action.ANSWER, abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
     assert call.clarified == Clarified(asked_again=True, confirmed=True, rejected=frozenset({"c7"}))
 
 
@@ -133,7 +134,7 @@ def test_the_second_declined_question_brings_the_offer_of_a_message_and_a_yes_ta
     call = answered()
     assert heard(call, "Do you sell pizza?", abstained=True) == (TurnOutcome.ANSWERED, [SpeakReply()])
     assert heard(call, "What is the weather?", abstained=True) == \
-        (TurnOutcome.ANSWERED, [SpeakReply(), Say("message_offer")])
+        (TurnOutcome.ANSWERED, [SpeakReply(), Say(Phrase.MESSAGE_OFFER)])
     assert heard(call, "Yes please.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
     assert call.state is CallState.TAKING_MESSAGE
 
@@ -172,30 +173,30 @@ def test_a_hold_silences_the_agent_and_nothing_the_line_carries_counts_until_it_
 def test_star_repeats_the_last_answer_when_there_is_one():
     call = answered()
     assert call.dtmf("*", has_last_reply=False) == []
-    assert call.dtmf("*", has_last_reply=True) == [Interrupt(), Say(LAST_REPLY)]
+    assert call.dtmf("*", has_last_reply=True) == [Interrupt(), RepeatLastReply()]
     assert call.dtmf("5", has_last_reply=True) == []
 
 
 def test_the_transfer_digit_transfers_once_at_a_time_and_a_failure_offers_a_message():
     call = answered()
-    assert call.dtmf("0", has_last_reply=False) == [Interrupt(), Say("transferring"), Transfer(PERSON)]
+    assert call.dtmf("0", has_last_reply=False) == [Interrupt(), Say(Phrase.TRANSFERRING), Transfer(PERSON)]
     assert call.state is CallState.TRANSFERRING
     assert call.dtmf("0", has_last_reply=False) == []  # already under way: "putting you through" plays on
-    assert call.transfer_ended(answered=False) == [Say("transfer_failed")] and call.state is CallState.SPEAKING
+    assert call.transfer_ended(answered=False) == [Say(Phrase.TRANSFER_FAILED)] and call.state is CallState.SPEAKING
     assert heard(call, "Yes.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
 
 
 def test_a_transfer_answered_ends_the_call_as_transferred():
     call = answered()
     assert heard(call, "Can I speak to someone?") == \
-        (TurnOutcome.TRANSFER_REQUESTED, [Say("transferring"), Transfer(PERSON)])
+        (TurnOutcome.TRANSFER_REQUESTED, [Say(Phrase.TRANSFERRING), Transfer(PERSON)])
     assert call.transfer_ended(answered=True) == [HangUp(Outcome.TRANSFERRED)]
     assert call.ended() is Outcome.TRANSFERRED  # the BYE that follows does not change it
 
 
 def test_with_nobody_to_transfer_to_the_caller_is_told_so_and_offered_a_message():
     call = answered(transfer_to="")
-    assert heard(call, "A real person please.") == (TurnOutcome.TRANSFER_REQUESTED, [Say("no_transfer")])
+    assert heard(call, "A real person please.") == (TurnOutcome.TRANSFER_REQUESTED, [Say(Phrase.NO_TRANSFER)])
     assert call.state is not CallState.TRANSFERRING
     assert heard(call, "Sure.") == (TurnOutcome.MESSAGE_REQUESTED, [StartMessage()])
 
@@ -237,7 +238,7 @@ def test_a_silent_caller_is_asked_once_then_told_goodbye():
     call = answered()
     ticks = {t: call.tick(t, agent_speaking=False, last_caller_speech=0.0, rtp_packets=int(t * 50))
              for t in (5.0, 10.5, 15.0, 21.0)}
-    assert ticks[5.0] == [] and ticks[10.5] == [Say("still_there")] and ticks[15.0] == []
+    assert ticks[5.0] == [] and ticks[10.5] == [Say(Phrase.STILL_THERE)] and ticks[15.0] == []
     assert ticks[21.0] == [Goodbye(Outcome.CALLER_SILENT)]
 
 
@@ -295,15 +296,15 @@ def test_a_bare_word_that_is_neither_yes_nor_no_is_asked_again_with_the_confirma
     call = answered()
     heard(call, "Who is the chief executive of the company?", Action.CONFIRM, chunks=["c7"])
     # "No." heard as "Nel,": answered from the call's context it would be a guess.
-    assert heard(call, "Nel,") == (TurnOutcome.ASKED_AGAIN, [Say("ask_again")])
+    assert heard(call, "Nel,") == (TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)])
     assert call.awaiting_confirmation
-    assert heard(call, "No.", abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+    assert heard(call, "No.", abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
 
 
 def test_a_second_unclear_reply_to_one_confirmation_asks_for_the_question():
     call = answered()
     heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
     heard(call, "Nel,")
-    assert heard(call, "Hmm.") == (TurnOutcome.NOT_CONFIRMED, [Say("not_that")])
+    assert heard(call, "Hmm.") == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
     assert not call.awaiting_confirmation and call.clarified.asked_again
     assert call.clarified.rejected == frozenset()  # never heard as a no

@@ -8,6 +8,7 @@ import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
+from agent.call.commands import Phrase
 from agent.call.message import MessageConfig
 from agent.call.session import CallSession
 from agent.call.turns import TurnConfig
@@ -94,8 +95,8 @@ def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bund
     assert [t.outcome for t in record.turns] == ["answered", "answered", "message requested", "message taken"]
     assert record.turns[0].abstained and record.turns[1].abstained and decline.startswith("Sorry")
     # The second decline is followed by the offer; the yes by the prompt and its tone.
-    assert after_second * FRAME_SAMPLES >= len(phrases.message_offer)
-    assert after_yes * FRAME_SAMPLES >= len(phrases.message_prompt)
+    assert after_second * FRAME_SAMPLES >= len(phrases[Phrase.MESSAGE_OFFER])
+    assert after_yes * FRAME_SAMPLES >= len(phrases[Phrase.MESSAGE_PROMPT])
     ((message, audio),) = recorder.saved
     assert message.ended_by == "silence" and 1.0 < len(audio) / 16000 < len(utterance) / 16000
     assert recorder.transcribed == ["Please call me back about my boiler."]

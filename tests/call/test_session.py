@@ -10,6 +10,7 @@ import numpy as np
 
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
+from agent.call.commands import Phrase
 from agent.call.endpointing import EndpointConfig
 from agent.call.listen import ListenClock
 from agent.call.session import CallSession
@@ -180,7 +181,7 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad_run=None, leg_
 def test_an_asr_failure_is_apologised_for_and_the_call_goes_on(models, bundled_kb, tmp_path):
     queued, record, recorder, phrases = run_call(models, bundled_kb, BrokenTranscriber(), tmp_path,
                                                  lambda r: r.errors)
-    apology_frames = len(phrases.apology) // FRAME_SAMPLES
+    apology_frames = len(phrases[Phrase.APOLOGY]) // FRAME_SAMPLES
     assert recorder.errors == ["asr"] and queued >= apology_frames
     assert record.turns[0].outcome == "failed: asr" and recorder.ended == [record]
 
@@ -190,7 +191,7 @@ def test_a_question_neither_whisper_nor_the_kb_was_sure_of_is_asked_again(models
                                                  lambda r: r.turns)
     (turn,) = record.turns
     assert turn.outcome == "asked again" and turn.asr_logprob == -0.9 and turn.evidence < 0.35
-    assert queued >= len(phrases.ask_again) // FRAME_SAMPLES and not turn.answer
+    assert queued >= len(phrases[Phrase.ASK_AGAIN]) // FRAME_SAMPLES and not turn.answer
 
 
 def test_a_broken_audio_path_hangs_up_and_the_record_says_why(models, bundled_kb, tmp_path):
