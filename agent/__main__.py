@@ -19,7 +19,7 @@ from agent import __version__, logs
 from agent import settings as settings_module
 from agent.app import Agent
 from agent.browser.call import gather_on
-from agent.call.voice import Voice
+from agent.call.speaking.voice import Voice
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, DialplanError, load_dialplan
 from agent.knowledge.base import open_knowledge

@@ -14,15 +14,15 @@ from collections.abc import Callable
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
-from agent.call.endpointing import EndpointConfig
-from agent.call.listen import ListenClock
-from agent.call.message import MessageConfig
-from agent.call.phrase import Phraser
-from agent.call.prerender import Prerenderer
+from agent.call.listening.endpointing import EndpointConfig
+from agent.call.listening.listen import ListenClock
+from agent.call.listening.turns import TurnConfig
 from agent.call.record import CallReporter
 from agent.call.session import CallSession
-from agent.call.turns import TurnConfig
-from agent.call.voice import Phrases, Voice
+from agent.call.speaking.phrase import Phraser
+from agent.call.speaking.prerender import Prerenderer
+from agent.call.speaking.voice import Phrases, Voice
+from agent.call.understanding.message import MessageConfig
 from agent.call.warm_transfer import WarmTransferConfig, targets
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, Profile

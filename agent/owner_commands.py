@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent.call.prerender import plan
-from agent.call.voice import Voice, phrase_texts
+from agent.call.speaking.prerender import plan
+from agent.call.speaking.voice import Voice, phrase_texts
 from agent.dialplan import Dialplan
 from agent.knowledge.base import KnowledgeBase, open_knowledge_alone
 from agent.knowledge.memory import CallMemory

@@ -107,7 +107,7 @@ class Settings:
     memory_chars: int = setting(1200, "Characters of a call remembered for follow-up questions.", low=100,
                                 high=20000)
 
-    # --- an optional language model that phrases answers (off unless LLM_URL is set; call/phrase.py)
+    # --- an optional language model that phrases answers (off unless LLM_URL is set; call/speaking/phrase.py)
     llm_url: str = setting("", "Base URL of an OpenAI-compatible chat server (vLLM, Ollama, llama.cpp), e.g. "
                            "http://127.0.0.1:8080/v1; empty: answers are KB sentences read aloud.")
     llm_model: str = setting("default", "Model name sent to LLM_URL.")
@@ -152,7 +152,7 @@ class Settings:
     vad_min_speech_ms: int = setting(200, "Speech needed before an utterance starts.", low=20, high=2000)
     vad_hangover_ms: int = setting(500, "Silence that ends an utterance (when nothing was judged of what was said, "
                                    "or with VAD_EARLY_END off).", low=100, high=5000)
-    vad_early_end: bool = setting(True, "End a turn by what was said (call/endpointing.py): a complete question the "
+    vad_early_end: bool = setting(True, "End a turn by what was said: a complete question the "
                                   "KB answers firmly after VAD_SHORT_HANGOVER_MS of silence, a plainly unfinished "
                                   "one after VAD_LONG_HANGOVER_MS.")
     vad_short_hangover_ms: int = setting(224, "Silence after which a complete question is answered.", low=64,
@@ -165,7 +165,7 @@ class Settings:
                                 high=1000)
     vad_max_utterance_s: float = setting(15.0, "Longest utterance before it is cut and answered.", low=1, high=120)
     listen_tick_ms: int = setting(32, "How often the audio of a call where someone speaks is cut into VAD windows and "
-                                  "judged, all such calls in one pass (call/listen.py): adds up to this much to the "
+                                  "judged, all such calls in one pass: adds up to this much to the "
                                   "end of a turn and to a barge-in.", low=20, high=200)
     listen_quiet_tick_ms: int = setting(128, "The same for a call where nobody speaks (at least LISTEN_TICK_MS): "
                                         "longer costs less CPU per call and only delays noticing that speech "

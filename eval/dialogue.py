@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
 from agent.call.core import CallCore
 from agent.call.limits import CallLimits
-from agent.call.understand import read, understand, worth_reading
+from agent.call.understanding.understand import read, understand, worth_reading
 from agent.knowledge.base import KnowledgeBase, Reply
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Hypothesis, Transcript

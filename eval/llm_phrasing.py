@@ -1,5 +1,5 @@
 """The agent's LLM phrasing of a reply, run outside a call for the evals: the same Phraser, check and deadline as
-the call path (agent/call/phrase.py), on an event loop of its own.
+the call path (agent/call/speaking/phrase.py), on an event loop of its own.
 
     with LlmPhrasing("http://127.0.0.1:8089/v1", deadline_s=1.2) as phrase:
         phrase(reply, memory)  # {"spoken", "answerer", "llm_reason", "llm_first_sentence_ms", "waited_ms"}
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.call.phrase import Phraser, PhraserConfig
+from agent.call.speaking.phrase import Phraser, PhraserConfig
 from agent.knowledge.base import Reply
 from agent.knowledge.memory import CallMemory
 from agent.llm.client import ChatClient, LlmConfig

@@ -8,7 +8,7 @@ spoken by a flite voice down a G.711 line, cut the same way. Each clip ends 200 
 as when the agent decides. Three policies, on the same clips:
 - the fixed hangover: every turn ends after 512 ms of silence;
 - Smart Turn v3.2 (threshold 0.5): a turn the model calls complete ends after 224 ms, any other after 512;
-- the agent's rule (agent/call/endpointing.py): the speculative transcript (Whisper with the KB's hint and
+- the agent's rule (agent/call/listening/endpointing.py): the speculative transcript (Whisper with the KB's hint and
   beam readings, weighed against `--kb` as on a call) judged complete ends after 224 ms, unfinished after
   1,216 ms, anything else after 512.
 For whole utterances: the silence waited (the latency a policy adds). For cut ones, the share answered too
@@ -74,9 +74,9 @@ def compare(model, hear, pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict:
 def rule_hangover(transcriber, knowledge):
     """The agent's end-of-turn rule as on a call's first turn: its speculative transcript and understanding of
     the clip, judged (agent/call/endpointing.judge), as a hangover in ms."""
-    from agent.call.endpointing import Verdict
-    from agent.call.endpointing import judge as judge_turn
-    from agent.call.understand import read, understand
+    from agent.call.listening.endpointing import Verdict
+    from agent.call.listening.endpointing import judge as judge_turn
+    from agent.call.understanding.understand import read, understand
     from agent.knowledge.memory import CallMemory
 
     waits = {Verdict.COMPLETE: SHORT_MS, Verdict.UNSURE: DEFAULT_MS, Verdict.UNFINISHED: LONG_MS}

@@ -115,7 +115,7 @@ def likeness(heard_text: str, spoken: str) -> float:
 
 
 GOODBYE = ("thank you for calling", "goodbye")
-"""The agent's goodbye phrase, "Thank you for calling. Goodbye." (Phrase.GOODBYE, agent/call/commands.py), in its two sentences."""
+"""The agent's goodbye (Phrase.GOODBYE, "Thank you for calling. Goodbye."), in its two sentences."""
 
 
 def heard_goodbye(text: str) -> bool:

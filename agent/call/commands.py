@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from agent.call.turns import SpeechEnded, SpeechPaused
+from agent.call.listening.turns import SpeechEnded, SpeechPaused
 
 
 class Outcome(enum.StrEnum):

@@ -35,12 +35,12 @@ from agent.call.commands import (
     Transfer,
     TurnOutcome,
 )
-from agent.call.farewell import is_farewell
 from agent.call.limits import CallLimits, LimitAction
-from agent.call.message import OFFER_AFTER_DECLINES, asks_for_message
-from agent.call.transfer import asks_for_person
-from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
-from agent.call.yes_no import is_bare, is_no, is_yes
+from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechStarted
+from agent.call.understanding.farewell import is_farewell
+from agent.call.understanding.message import OFFER_AFTER_DECLINES, asks_for_message
+from agent.call.understanding.transfer import asks_for_person
+from agent.call.understanding.yes_no import is_bare, is_no, is_yes
 
 
 class CallState(enum.Enum):

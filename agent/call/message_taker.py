@@ -15,9 +15,9 @@ import numpy as np
 
 from agent.audio.playout import Playout
 from agent.call.commands import TurnOutcome
-from agent.call.message import Message, MessageConfig, MessageRecording
 from agent.call.record import CallRecord, TurnRecord
 from agent.call.transport import RATE
+from agent.call.understanding.message import Message, MessageConfig, MessageRecording
 from agent.logs import event
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ import asyncio
 import functools
 import logging
 
-from agent.call.prepare import Pipeline
 from agent.call.record import CallRecord, CallReporter
-from agent.call.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.transport import CallTransport
+from agent.call.understanding.prepare import Pipeline
+from agent.call.understanding.transfer import TRANSFER_TIMEOUT_S, TransferResult, transfer_result
 from agent.call.warm_transfer import PersonLine, WarmTransfer, WarmTransferConfig, announcement, hold
 from agent.call.workers import off_loop
 from agent.logs import event

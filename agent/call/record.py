@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from agent.call.message import Message
+from agent.call.understanding.message import Message
 
 if TYPE_CHECKING:
-    from agent.call.prepare import Prepared
+    from agent.call.understanding.prepare import Prepared
 
 
 @dataclass

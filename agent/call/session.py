@@ -4,9 +4,9 @@ The shell around the pure call core (core.py), which decides barge-in, hold, DTM
 for, transfer, endings and time limits: this is its one driver, feeding it events and carrying its commands out.
 The transport's threads reach the session only through the `on_*` methods, which hop onto the event loop. The
 stages it calls hold no reference to the core and no callback into the session: the caller's audio is heard by
-listen.py, replies are prepared by replies.py (prepare.py) and spoken by speak.py, messages taken by
-message_taker.py, transfers carried out by put_through.py; models run in worker threads, and the loop itself only
-moves frames and events.
+listening/, replies are made by understanding/ (replies.py, prepare.py) and spoken by speaking/ (speak.py), messages
+taken by message_taker.py, transfers carried out by put_through.py; models run in worker threads, and the loop
+itself only moves frames and events.
 """
 
 from __future__ import annotations
@@ -41,19 +41,10 @@ from agent.call.commands import (
     TurnOutcome,
 )
 from agent.call.core import CallCore, CallState
-from agent.call.endpointing import EndpointConfig, Endpointer, judge
 from agent.call.limits import CallLimits
-from agent.call.listen import ListenClock, Listener, Window
-from agent.call.message import MessageConfig
-from agent.call.message_taker import MessageTaker
-from agent.call.phrase import Phraser
-from agent.call.prepare import Pipeline, Prepared
-from agent.call.put_through import PutThrough
-from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, TurnRecord, note_heard
-from agent.call.replies import Replies
-from agent.call.speak import Speaker
-from agent.call.transport import RATE, CallTransport
-from agent.call.turns import (
+from agent.call.listening.endpointing import EndpointConfig, Endpointer, judge
+from agent.call.listening.listen import ListenClock, Listener, Window
+from agent.call.listening.turns import (
     WINDOW_MS,
     Event,
     SpeechEnded,
@@ -63,7 +54,16 @@ from agent.call.turns import (
     TurnDetector,
     TurnState,
 )
-from agent.call.voice import Phrases, Voice
+from agent.call.message_taker import MessageTaker
+from agent.call.put_through import PutThrough
+from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, TurnRecord, note_heard
+from agent.call.speaking.phrase import Phraser
+from agent.call.speaking.speak import Speaker
+from agent.call.speaking.voice import Phrases, Voice
+from agent.call.transport import RATE, CallTransport
+from agent.call.understanding.message import MessageConfig
+from agent.call.understanding.prepare import Pipeline, Prepared
+from agent.call.understanding.replies import Replies
 from agent.call.warm_transfer import WarmTransferConfig
 from agent.call.workers import off_loop
 from agent.knowledge.base import KnowledgeBase

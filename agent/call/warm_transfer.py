@@ -23,7 +23,7 @@ import numpy as np
 
 from agent.audio.pcm import rms, tone
 from agent.call.transport import RATE
-from agent.call.yes_no import is_no, is_yes
+from agent.call.understanding.yes_no import is_no, is_yes
 from agent.logs import event
 
 log = logging.getLogger(__name__)

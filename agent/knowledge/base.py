@@ -4,9 +4,9 @@
     for chunk in kb.chunks(reply): speak(chunk.spoken)             # sentence by sentence
     kb.commit(memory, reply)                                       # once the answer is really given
 
-The call path drafts while the caller may still go on talking (see agent/call/prepare.py) and
+The call path drafts while the caller may still go on talking (see agent/call/understanding/prepare.py) and
 commits only when the turn is over; `compose` is draft + commit for the CLI and the evals. An optional
-LLM may phrase the drafted answer for the ear, checked sentence by sentence against it (call/phrase.py); the
+LLM may phrase the drafted answer for the ear, checked sentence by sentence against it (call/speaking/phrase.py); the
 decision to answer or decline stays here.
 """
 

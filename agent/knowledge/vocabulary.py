@@ -8,7 +8,7 @@ heard as such instead of as near-homophones, and so are the KB's ordinary but ch
 (see README): a long list costs decode time for little more, so the hint stays short.
 
 The same frequencies mark the other side: a question's rare words that the KB never uses, most likely what
-the caller asks about when the KB does not cover it (unknown_rare_words; see call/understand.py).
+the caller asks about when the KB does not cover it (unknown_rare_words; see call/understanding/understand.py).
 """
 
 from __future__ import annotations

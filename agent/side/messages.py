@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.call.message import Message
 from agent.call.transport import RATE
+from agent.call.understanding.message import Message
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
 

@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from agent.call.message import Message
+from agent.call.understanding.message import Message
 from agent.side.messages import wav_bytes
 from agent.side.records_pg import PostgresCallStore
 

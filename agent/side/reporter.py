@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from agent.call.commands import TurnOutcome
-from agent.call.message import Message
 from agent.call.record import CallRecord, TurnRecord
+from agent.call.understanding.message import Message
 from agent.side.messages import MessageStore, wav_bytes
 from agent.side.metrics import Metrics
 from agent.side.notify import events

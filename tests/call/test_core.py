@@ -24,7 +24,7 @@ from agent.call.commands import (
 )
 from agent.call.core import CallCore, CallState, Intent, intent
 from agent.call.limits import CallLimits
-from agent.call.turns import SpeechEnded, SpeechPaused, SpeechStarted
+from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechStarted
 
 AUDIO = np.zeros(1600, dtype=np.float32)
 STARTED, PAUSED, ENDED = SpeechStarted(10), SpeechPaused(AUDIO, 40), SpeechEnded(AUDIO, 40, False, 500)

@@ -2,7 +2,7 @@ import numpy as np
 
 from agent.audio.pcm import rms
 from agent.audio.playout import Playout
-from agent.call.echo import EchoGate
+from agent.call.listening.echo import EchoGate
 from agent.sip.headers import uri_user
 
 

@@ -9,10 +9,10 @@ import numpy as np
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
 from agent.call.commands import Phrase
-from agent.call.message import MessageConfig
+from agent.call.listening.turns import TurnConfig
 from agent.call.session import CallSession
-from agent.call.turns import TurnConfig
-from agent.call.voice import Voice
+from agent.call.speaking.voice import Voice
+from agent.call.understanding.message import MessageConfig
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg

@@ -11,11 +11,11 @@ import numpy as np
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
 from agent.call.commands import Phrase
-from agent.call.endpointing import EndpointConfig
-from agent.call.listen import ListenClock
+from agent.call.listening.endpointing import EndpointConfig
+from agent.call.listening.listen import ListenClock
+from agent.call.listening.turns import TurnConfig
 from agent.call.session import CallSession
-from agent.call.turns import TurnConfig
-from agent.call.voice import Voice
+from agent.call.speaking.voice import Voice
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg

@@ -6,7 +6,7 @@ import wave
 
 import numpy as np
 
-from agent.call.message import Message
+from agent.call.understanding.message import Message
 from agent.side.messages import MessageStore
 
 

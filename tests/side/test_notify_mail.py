@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from agent.call.message import Message
 from agent.call.record import CallRecord
+from agent.call.understanding.message import Message
 from agent.settings import SettingsError, parse
 from agent.side.notify import events
 from agent.side.notify.config import notify_config

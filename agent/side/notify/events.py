@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from agent.call.message import Message
 from agent.call.record import CallRecord, TurnRecord
+from agent.call.understanding.message import Message
 
 MESSAGE_LEFT, QUESTION_DECLINED, TRANSFER_FAILED, DIGEST = (
     "message.left", "question.declined", "transfer.failed", "digest.unanswered")

@@ -3,7 +3,7 @@ policy gives it."""
 
 import pytest
 
-from agent.call.endpointing import EndpointConfig, Endpointer, Verdict, judge
+from agent.call.listening.endpointing import EndpointConfig, Endpointer, Verdict, judge
 
 CONFIG = EndpointConfig(default_ms=512, short_ms=224, long_ms=1216)
 

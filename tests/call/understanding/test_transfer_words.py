@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.call.transfer import TransferResult, asks_for_person, transfer_result
+from agent.call.understanding.transfer import TransferResult, asks_for_person, transfer_result
 
 
 @pytest.mark.parametrize("text", ["Can I speak to someone?", "I want to talk to a real person.", "Operator.",

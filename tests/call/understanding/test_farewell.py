@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.call.farewell import is_farewell
+from agent.call.understanding.farewell import is_farewell
 
 
 @pytest.mark.parametrize("said", ["Goodbye.", "That's all, thanks.", "No, that's it. Bye!", "OK, thank you, bye bye.",

@@ -11,7 +11,7 @@ import numpy as np
 
 from agent.audio.pcm import StreamResampler, tone, trim_leading_quiet
 from agent.call.commands import Phrase
-from agent.call.speech_cache import SpeechCache
+from agent.call.speaking.speech_cache import SpeechCache
 from agent.logs import event
 from agent.models.verify import identity
 from agent.speech.tts import Synthesizer

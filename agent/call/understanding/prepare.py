@@ -17,9 +17,9 @@ from functools import partial
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
-from agent.call.phrase import Phraser, Phrasing
-from agent.call.understand import Understanding, read, understand, worth_reading
-from agent.call.voice import Voice
+from agent.call.speaking.phrase import Phraser, Phrasing
+from agent.call.speaking.voice import Voice
+from agent.call.understanding.understand import Understanding, read, understand, worth_reading
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Transcriber, Transcript

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from agent.call.turns import SpeechEnded, SpeechPaused, SpeechResumed, TurnConfig, TurnDetector, TurnState
+from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechResumed, TurnConfig, TurnDetector, TurnState
 
 CONFIG = TurnConfig(threshold=0.5, min_speech_ms=96, hangover_ms=160, max_utterance_s=1.0, lead_in_ms=64, pause_ms=96)
 # 96 ms = 3 windows to start and to pause, 160 ms = 5 windows of silence to stop, 1 s = 31 windows at most.

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.call.phrase import Phrasing
-from agent.call.prepare import Pipeline, Prepared
 from agent.call.record import TurnRecord
+from agent.call.speaking.phrase import Phrasing
 from agent.call.transport import RATE, CallTransport
+from agent.call.understanding.prepare import Pipeline, Prepared
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.speakable import speakable
 

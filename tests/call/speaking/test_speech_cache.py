@@ -4,9 +4,9 @@ import threading
 
 import numpy as np
 
-from agent.call.prerender import answer_texts, plan
-from agent.call.speech_cache import SpeechCache
-from agent.call.voice import Voice
+from agent.call.speaking.prerender import answer_texts, plan
+from agent.call.speaking.speech_cache import SpeechCache
+from agent.call.speaking.voice import Voice
 from agent.knowledge.speakable import speakable
 from agent.sip.port import BRIDGE_RATE
 

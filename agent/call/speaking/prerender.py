@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 
-from agent.call.voice import Voice
+from agent.call.speaking.voice import Voice
 from agent.knowledge.answer import ABSTAIN_TEXT
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import Snapshot

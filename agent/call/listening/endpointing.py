@@ -19,7 +19,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from agent.call.yes_no import is_no, is_yes
+from agent.call.understanding.yes_no import is_no, is_yes
 
 
 class Verdict(enum.Enum):

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from agent.call.commands import Clarified
-from agent.call.prepare import Pipeline, Prepared, prepare, render, understand_utterance
+from agent.call.understanding.prepare import Pipeline, Prepared, prepare, render, understand_utterance
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 

@@ -4,7 +4,7 @@ asked again or declined (pure, on hand-made readings), and one utterance heard f
 from dataclasses import replace
 
 from agent.call.commands import Action, Clarified
-from agent.call.understand import Reading, distinct, understand, weigh, worth_reading
+from agent.call.understanding.understand import Reading, distinct, understand, weigh, worth_reading
 from agent.knowledge.base import ABSTAIN_TEXT, Reply, SourceRef
 from agent.speech.asr import Hypothesis, Transcript
 
@@ -79,7 +79,7 @@ def test_a_moderately_backed_answer_is_declined_when_its_confirmation_could_only
 
 
 def test_an_out_of_kb_question_that_shares_the_kbs_words_is_not_answered(bundled_kb):
-    from agent.call.understand import read
+    from agent.call.understanding.understand import read
     from agent.knowledge.memory import CallMemory
 
     transcript = Transcript("Do you install air conditioning units?", "en", 2.0, 0.01, avg_logprob=-0.1)
@@ -139,7 +139,7 @@ def test_a_topic_the_caller_refused_is_declined_not_offered_again():
 
 
 def test_a_question_greedy_decoding_garbled_is_answered_from_another_reading_of_the_beam(models, bundled_kb, tmp_path):
-    from agent.call.understand import read
+    from agent.call.understanding.understand import read
     from agent.knowledge.memory import CallMemory
     from eval.hearing import speak, telephone
 
@@ -170,7 +170,7 @@ def test_a_guess_by_sound_is_offered_when_the_caller_repeats_and_is_heard_the_sa
 
 
 def test_an_unsure_reading_the_calls_context_lifts_is_confirmed_against_the_answer_it_would_get(bundled_kb):
-    from agent.call.understand import read
+    from agent.call.understanding.understand import read
     from agent.knowledge.memory import CallMemory
 
     memory = CallMemory()
@@ -203,7 +203,7 @@ def test_a_guess_by_sound_is_never_answered_unconfirmed_nor_offered_twice():
 
 
 def test_a_misheard_key_word_is_confirmed_against_the_answer_to_the_kb_word_it_sounds_like(bundled_kb):
-    from agent.call.understand import read
+    from agent.call.understanding.understand import read
     from agent.knowledge.memory import CallMemory
 
     transcript = Transcript("I think I can smell grass in my kitchen.", "en", 2.0, 0.01, avg_logprob=-0.2)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from agent.call.voice import LEAD_MS, QUIET_LEVEL, Voice
+from agent.call.speaking.voice import LEAD_MS, QUIET_LEVEL, Voice
 from agent.sip.port import BRIDGE_RATE
 
 

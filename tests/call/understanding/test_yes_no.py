@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.call.yes_no import is_bare, is_no, is_yes
+from agent.call.understanding.yes_no import is_bare, is_no, is_yes
 
 
 @pytest.mark.parametrize("text", ["Yes please.", "Sure, go ahead", "Okay.", "Yeah, that's right.", "Correct.",

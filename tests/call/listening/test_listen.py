@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent.audio.pcm import StreamResampler, int16_to_float
-from agent.call.listen import MAX_QUEUED_FRAMES, ListenClock, Listener
+from agent.call.listening.listen import MAX_QUEUED_FRAMES, ListenClock, Listener
 from agent.sip.port import FRAME_SAMPLES
 from agent.speech.vad import WINDOW, SileroVad
 from tests.conftest import synthesize_caller

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agent.call.message import MessageConfig, MessageRecording, asks_for_message
+from agent.call.understanding.message import MessageConfig, MessageRecording, asks_for_message
 
 CONFIG = MessageConfig(max_s=3.2, silence_s=0.64, no_speech_s=1.28, tail_s=0.064, lead_s=0.064)
 # In 32 ms windows: 100 windows at most, 20 quiet windows end it, 40 with nothing said, 2 kept around the words.

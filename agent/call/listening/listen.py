@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from agent.audio.pcm import int16_to_float
-from agent.call.echo import EchoGate
+from agent.call.listening.echo import EchoGate
 from agent.speech.vad import WINDOW, VadState
 from agent.threads import name_native
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from agent.call.phrase import Phraser, PhraserConfig
+from agent.call.speaking.phrase import Phraser, PhraserConfig
 from agent.knowledge.base import Reply
 from agent.knowledge.grounding import unsupported
 from agent.knowledge.memory import CallMemory

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.call.turns import WINDOW_MS
+from agent.call.listening.turns import WINDOW_MS
 
 OFFER_AFTER_DECLINES = 2
 """Declined questions in one call after which the agent offers to take a message."""
