@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
+from agent.call.config import CallConfig
 from agent.call.listening.endpointing import EndpointConfig
 from agent.call.listening.listen import ListenClock
 from agent.call.listening.turns import TurnConfig
@@ -23,6 +24,7 @@ from agent.call.speaking.phrase import Phraser
 from agent.call.speaking.prerender import Prerenderer
 from agent.call.speaking.voice import Phrases, Voice
 from agent.call.understanding.message import MessageConfig
+from agent.call.understanding.prepare import Pipeline
 from agent.call.warm_transfer import WarmTransferConfig, targets
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, Profile
@@ -197,22 +199,13 @@ class Agent:
             self._per_profile[profile.name] += 1
         try:
             session = CallSession(
-                leg, self._loop, transcriber=self.models.transcriber, knowledge=self.knowledge[profile.name],
-                voice=self.voices[profile.voice], phrases=self._phrases[profile.name], listening=self._listening,
-                turn_config=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
-                                       barge_in_ms=s.vad_barge_in_ms, pause_ms=s.vad_pause_ms),
-                models=self.workers.lane(Priority.URGENT), speculative=self.workers.lane(Priority.SPECULATIVE),
-                memory=CallMemory(s.memory_turns, s.memory_chars), echo_gate_db=s.echo_gate_db,
-                inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
-                reporter=self.reporter, model_deadline_s=s.model_deadline_s,
-                message_config=MessageConfig(s.message_max_s, s.message_silence_s),
-                transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
-                endpoint_config=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
-                                               s.vad_early_end), phraser=self.phraser,
+                leg, self._loop, Pipeline(self.models.transcriber, self.knowledge[profile.name],
+                                          self.voices[profile.voice], self.workers.lane(Priority.URGENT),
+                                          self.workers.lane(Priority.SPECULATIVE), self.phraser),
+                self._phrases[profile.name], self._listening, CallMemory(s.memory_turns, s.memory_chars),
+                self.reporter, call_config(s, profile),
                 keep_audio=self.turn_audio.keep if self.turn_audio else None,
-                record_call=self.recordings.start if self.recordings else None,
-                warm_transfer=WarmTransferConfig(targets(profile.transfer_to), s.transfer_ring_s)
-                if s.transfer_mode == "warm" and profile.transfer_to else None)
+                record_call=self.recordings.start if self.recordings else None)
         except Exception:
             with self._per_profile_lock:  # a session that never started must not keep its profile's line
                 self._per_profile[profile.name] -= 1
@@ -236,3 +229,17 @@ class Agent:
 
         task.add_done_callback(done)
         return task
+
+
+def call_config(s: Settings, profile: Profile) -> CallConfig:
+    """What a call on `profile` needs of the settings."""
+    return CallConfig(
+        turns=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
+                         barge_in_ms=s.vad_barge_in_ms, pause_ms=s.vad_pause_ms),
+        endpointing=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
+                                   s.vad_early_end),
+        messages=MessageConfig(s.message_max_s, s.message_silence_s), echo_gate_db=s.echo_gate_db,
+        inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
+        model_deadline_s=s.model_deadline_s, transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
+        warm_transfer=WarmTransferConfig(targets(profile.transfer_to), s.transfer_ring_s)
+        if s.transfer_mode == "warm" and profile.transfer_to else None)

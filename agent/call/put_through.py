@@ -22,9 +22,29 @@ log = logging.getLogger(__name__)
 
 
 class PutThrough:
-    def __init__(self, leg: CallTransport, record: CallRecord, reporter: CallReporter, pipeline: Pipeline) -> None:
-        self._leg, self._record, self._reporter, self._pipeline = leg, record, reporter, pipeline
+    def __init__(self, leg: CallTransport, record: CallRecord, reporter: CallReporter, pipeline: Pipeline,
+                 warm: WarmTransferConfig | None = None) -> None:
+        """`warm`: who the agent calls itself; None: the caller is REFERred to the target (a blind transfer)."""
+        self._leg, self._record, self._reporter, self._pipeline, self._warm = leg, record, reporter, pipeline, warm
         self._final: asyncio.Future | None = None
+        self._person = None
+        """The person's leg, while the agent bridges the caller to them."""
+
+    async def put(self, target: str) -> tuple[bool, PersonLine | None]:
+        """Put the caller through, blind to `target` or warm as configured: whether someone took the call, and
+        the line to them when the agent bridges it."""
+        if self._warm is None:
+            return await self.blind(target), None
+        taken = await self.warm(self._warm)
+        if taken is None:
+            return False, None
+        self._person, line = taken
+        return True, line
+
+    def close(self) -> None:
+        """The call ended: the person's leg, if any, is hung up."""
+        if self._person is not None:
+            self._person.hang_up()
 
     def status(self, status: int, status_line: str, final: bool) -> None:
         """A progress report on the blind transfer (a NOTIFY), on the event loop."""

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from agent.call.commands import TurnOutcome
 from agent.call.understanding.message import Message
+from agent.logs import event
 
 if TYPE_CHECKING:
+    from agent.call.transport import CallTransport
     from agent.call.understanding.prepare import Prepared
+
+log = logging.getLogger(__name__)
+
+MAX_DTMF_RECORDED = 64
+"""A caller (or a fuzzer) may send thousands of digits: the record keeps the first ones."""
 
 
 @dataclass
@@ -127,3 +139,77 @@ class CallReporter(Protocol):
     def transfer(self, call: CallRecord, result: str, to: str) -> None: ...
     def call_ended(self, call: CallRecord) -> None: ...
     def call_recorded(self, path: Path, started: float) -> None: ...
+
+
+class CallBook:
+    """One call's record kept as it goes: each fact goes into the record, to the reporter and to the log, once;
+    with the turns' audio kept (`keep_audio(call id, turn, audio)`) and the whole call recorded where the owner
+    asked for either."""
+
+    def __init__(self, record: CallRecord, reporter: CallReporter,
+                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
+                 recorder: CallAudioRecorder | None = None) -> None:
+        self.record, self.reporter, self._keep_audio, self.recorder = record, reporter, keep_audio, recorder
+
+    @classmethod
+    def open(cls, leg: CallTransport, now: float, reporter: CallReporter,
+             keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
+             record_call: Callable[[str, float], CallAudioRecorder] | None = None) -> CallBook:
+        """The book of a new call on `leg` at event-loop time `now`; `record_call(call id, started)`: the whole
+        call's recorder, when calls are recorded."""
+        record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
+                            transport=leg.kind, last_caller_speech=now)
+        return cls(record, reporter, keep_audio,
+                   record_call(record.id, record.started) if record_call is not None else None)
+
+    def started(self) -> None:
+        self.reporter.call_started(self.record)
+
+    def dtmf(self, digit: str) -> None:
+        if len(self.record.dtmf) < MAX_DTMF_RECORDED:
+            self.record.dtmf.append(digit)
+        self.reporter.dtmf(self.record, digit)
+        event(log, "call.dtmf", call=self.record.sip_call_id, digit=digit)
+
+    def barge_in(self, dropped_frames: int) -> None:
+        self.record.barge_ins += 1
+        self.reporter.barge_in(self.record)
+        event(log, "call.barge_in", call=self.record.sip_call_id, dropped_frames=dropped_frames)
+
+    def failed(self, stage: str, error: Exception) -> None:
+        """A model or the audio path failed (`stage`: asr, tts, …, audio)."""
+        name = "call.audio_failed" if stage == "audio" else "call.turn_failed"
+        event(log, name, logging.ERROR, call=self.record.sip_call_id, stage=stage, error=type(error).__name__)
+        self.reporter.error(stage)
+
+    def turn(self, turn: TurnRecord, audio: np.ndarray) -> None:
+        self.record.turns.append(turn)
+        self.reporter.turn_done(self.record, turn)
+        if self._keep_audio is not None:
+            self._keep_audio(self.record.id, len(self.record.turns), audio)
+        # speech_end_at (Unix time) lets an eval on the caller's side split its latency into the way in, the
+        # agent's own response and the way out.
+        event(log, "call.turn", call=self.record.sip_call_id, outcome=turn.outcome,
+              response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
+              **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
+              speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
+
+    def cut_off(self) -> bool:
+        """The last answer was cut off (the caller is going on with the question): its turn is recorded so.
+        False when there was no answer to take back."""
+        turns = self.record.turns
+        last = turns[-1] if turns else None
+        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
+            return False
+        last.outcome = TurnOutcome.CUT_OFF.value
+        self.reporter.turn_cut_off(self.record, len(turns), last)
+        return True
+
+    def ended(self) -> None:
+        record = self.record
+        record.ended = time.time()
+        if self.recorder is not None:
+            self.recorder.close()
+        event(log, "call.ended", call=record.sip_call_id, outcome=record.outcome, turns=len(record.turns),
+              barge_ins=record.barge_ins, seconds=round(record.ended - record.started, 1))
+        self.reporter.call_ended(record)

@@ -16,127 +16,73 @@ import functools
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
-from concurrent.futures import Executor
 
 import numpy as np
 
-from agent.call.commands import (
-    Answer,
-    Command,
-    Confirm,
-    EndMessage,
-    Goodbye,
-    HangUp,
-    Interrupt,
-    Outcome,
-    Phrase,
-    RepeatLastReply,
-    Say,
-    SpeakReply,
-    Speculate,
-    StartMessage,
-    Transfer,
-    TurnOutcome,
-)
+from agent.call import commands as do
+from agent.call.commands import Outcome, Phrase, TurnOutcome
+from agent.call.config import CallConfig
 from agent.call.core import CallCore, CallState
 from agent.call.limits import CallLimits
-from agent.call.listening.endpointing import EndpointConfig, Endpointer, judge
+from agent.call.listening.ear import Ear
 from agent.call.listening.listen import ListenClock, Listener, Window
-from agent.call.listening.turns import (
-    WINDOW_MS,
-    Event,
-    SpeechEnded,
-    SpeechResumed,
-    SpeechStarted,
-    TurnConfig,
-    TurnDetector,
-    TurnState,
-)
+from agent.call.listening.turns import SpeechEnded, SpeechResumed
 from agent.call.message_taker import MessageTaker
 from agent.call.put_through import PutThrough
-from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, TurnRecord, note_heard
-from agent.call.speaking.phrase import Phraser
+from agent.call.record import CallAudioRecorder, CallBook, CallRecord, CallReporter, TurnRecord, note_heard
 from agent.call.speaking.speak import Speaker
-from agent.call.speaking.voice import Phrases, Voice
-from agent.call.transport import RATE, CallTransport
-from agent.call.understanding.message import MessageConfig
+from agent.call.speaking.voice import Phrases
+from agent.call.transport import CallTransport
 from agent.call.understanding.prepare import Pipeline, Prepared
 from agent.call.understanding.replies import Replies
-from agent.call.warm_transfer import WarmTransferConfig
 from agent.call.workers import off_loop
-from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
-from agent.speech.asr import Transcriber, words
+from agent.speech.asr import words
 
 log = logging.getLogger(__name__)
-
-
-GOODBYE_WAIT_S = 15.0  # longest goodbye phrase, with room to spare
-LINE_TAIL_S = 0.5
-"""After the last frame leaves the queue it still crosses the bridge, the network and the caller's jitter
-buffer, which a BYE discards: the goodbye's last word must be out of the buffer before the call ends."""
-MAX_DTMF_RECORDED = 64
 
 
 class CallSession:
     """Runs one call until it ends; `run()` is its task."""
 
-    def __init__(self, leg: CallTransport, loop: asyncio.AbstractEventLoop, *, transcriber: Transcriber,
-                 knowledge: KnowledgeBase, voice: Voice, phrases: Phrases, listening: ListenClock,
-                 turn_config: TurnConfig, models: Executor, memory: CallMemory, echo_gate_db: float,
-                 inactivity_s: float, max_call_s: float, dead_call_s: float, reporter: CallReporter,
-                 model_deadline_s: float = 10.0, speculative: Executor | None = None,
-                 message_config: MessageConfig | None = None, transfer_to: str = "",
-                 transfer_digit: str = "", endpoint_config: EndpointConfig | None = None,
-                 phraser: Phraser | None = None,
-                 keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
-                 record_call: Callable[[str, float], CallAudioRecorder] | None = None,
-                 warm_transfer: WarmTransferConfig | None = None) -> None:
-        """`models`: the executor ASR and TTS run on for a finished turn; `speculative`: for replies prepared
-        during a pause (see call/workers; default: `models`); `listening`: the clock every call's VAD runs on, never
-        behind the model pool, so a busy one never delays the turn-taking of any call; `keep_audio(call id, turn,
-        audio)`: where each recorded turn's audio goes (side.turn_audio), if anywhere; `record_call(call id,
-        started)`: the whole call's recorder (side.recordings), when calls are recorded; `warm_transfer`: who the
-        agent calls itself when the caller asks for a person (else the caller is REFERred to `transfer_to`)."""
-        self.leg, self._loop = leg, loop
-        self._pipeline = Pipeline(transcriber, knowledge, voice, models, speculative or models, phraser)
+    def __init__(self, leg: CallTransport, loop: asyncio.AbstractEventLoop, pipeline: Pipeline, phrases: Phrases,
+                 listening: ListenClock, memory: CallMemory, reporter: CallReporter, config: CallConfig,
+                 *, keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
+                 record_call: Callable[[str, float], CallAudioRecorder] | None = None) -> None:
+        """`pipeline`: the models, and the executors they run on (a finished turn's, and the pause's that may
+        refuse: see call/workers); `listening`: the clock every call's VAD runs on, never behind the model pool, so
+        a busy one never delays the turn-taking of any call; `keep_audio(call id, turn, audio)`: where each
+        recorded turn's audio goes (side.turn_audio), if anywhere; `record_call(call id, started)`: the whole
+        call's recorder (side.recordings), when calls are recorded."""
+        self.leg, self._loop, self._pipeline, self._config = leg, loop, pipeline, config
         self._memory, self._phrases = memory, phrases
-        self._listener, self._turns = Listener(listening, echo_gate_db), TurnDetector(turn_config)
-        self._model_deadline_s = model_deadline_s
-        self._warm = warm_transfer if leg.can_transfer else None
-        self._person = None
-        self._core = CallCore(CallLimits(loop.time(), inactivity_s, max_call_s, dead_call_s), transfer_digit,
-                              transfer_to if leg.can_transfer else "", warm_transfer=self._warm is not None)
+        self._listener, self._ear = Listener(listening, config.echo_gate_db), Ear(config.turns, config.endpointing)
+        self._core = CallCore(CallLimits(loop.time(), config.inactivity_s, config.max_call_s, config.dead_call_s),
+                              config.transfer_digit, config.transfer_to if leg.can_transfer else "",
+                              warm_transfer=config.warm_transfer is not None and leg.can_transfer)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._ended = asyncio.Event()
-        self._reporter, self._keep_audio = reporter, keep_audio
-        self.record = CallRecord(uuid.uuid4().hex[:16], leg.sip_call_id, leg.remote, leg.dialed, time.time(),
-                                 transport=leg.kind, last_caller_speech=loop.time())
-        self._recorder = record_call(self.record.id, self.record.started) if record_call is not None else None
-        if self._recorder is not None:
-            leg.playout.tap = self._recorder.played
-        self._endpointer = Endpointer(endpoint_config or EndpointConfig(default_ms=turn_config.hangover_ms,
-                                                                        enabled=False))
-        self._turn_ended_window = -1_000_000
-        """The window the caller's last turn was declared over at."""
-        self._last_utterance = np.zeros(0, np.float32)
-        """The caller's last whole utterance (the first half of a question, when they turn out to go on)."""
-        self._replies = Replies(self._pipeline, memory, model_deadline_s)
+        self._book = CallBook.open(leg, loop.time(), reporter, keep_audio, record_call)
+        self.record = self._book.record
+        if self._book.recorder is not None:
+            leg.playout.tap = self._book.recorder.played
+        self._replies = Replies(pipeline, memory, config.model_deadline_s)
         self._reply: asyncio.Task | None = None
         """The turn being answered."""
         self._cancel = threading.Event()
         """Stops the synthesis of the reply being spoken."""
         self._continuing = False
         """The next turn is the rest of a question whose answer was cut off."""
-        self._speaker = Speaker(leg, self._pipeline, memory, model_deadline_s)
-        self._put_through = PutThrough(leg, self.record, reporter, self._pipeline)
-        self._messages = MessageTaker(message_config or MessageConfig(), self.record, leg.playout, reporter,
+        self._speaker = Speaker(leg, pipeline, memory, config.model_deadline_s)
+        self._put_through = PutThrough(leg, self.record, reporter, pipeline,
+                                       config.warm_transfer if leg.can_transfer else None)
+        self._messages = MessageTaker(config.messages, self.record, leg.playout, reporter,
                                       phrases[Phrase.MESSAGE_SAVED],
-                                      off_loop(models, functools.partial(words, transcriber, full_window=True)),
+                                      off_loop(pipeline.models,
+                                               functools.partial(words, pipeline.transcriber, full_window=True)),
                                       loop.time)
 
     # --- called from pjsua2 threads
@@ -151,8 +97,8 @@ class CallSession:
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
         self._listener.push(pcm, outbound_rms)  # no hop: the listening clock takes it on its next tick
-        if self._recorder is not None:
-            self._recorder.heard(pcm)
+        if self._book.recorder is not None:
+            self._book.recorder.heard(pcm)
 
     def on_transfer(self, status: int, reason: str, final: bool) -> None:
         self._loop.call_soon_threadsafe(self._put_through.status, status, f"{status} {reason}".strip(), final)
@@ -165,43 +111,41 @@ class CallSession:
     def state(self) -> CallState:
         return self._core.state
 
-    def _execute(self, commands: list[Command]) -> None:
+    def _execute(self, commands: list[do.Command]) -> None:
         """Carry out what the call core decided, in order (a reply to speak or confirm is the turn's: `_take_turn`)."""
         for command in commands:
-            if isinstance(command, Say):
+            if isinstance(command, do.Say):
                 if command.phrase is Phrase.STILL_THERE:
                     event(log, "call.still_there", call=self.leg.sip_call_id)
                 self._speaker.say(self._phrases[command.phrase])
-            elif isinstance(command, RepeatLastReply):
+            elif isinstance(command, do.RepeatLastReply):
                 self._speaker.say(self._speaker.last_reply)
-            elif isinstance(command, Interrupt):
+            elif isinstance(command, do.Interrupt):
                 dropped = self._interrupt()
                 if command.cut_off:  # the rest of the question: heard with the first half, answered once
-                    self._turns.prepend(np.concatenate([self._last_utterance, np.zeros(RATE // 5, np.float32)]))
+                    self._ear.go_on_from_last()
                     self._take_back()
                     event(log, "call.cut_off", call=self.leg.sip_call_id, dropped_frames=dropped)
                 if command.barge_in:
                     self._listener.forget_echo()
-                    self.record.barge_ins += 1
-                    self._reporter.barge_in(self.record)
-                    event(log, "call.barge_in", call=self.leg.sip_call_id, dropped_frames=dropped)
-            elif isinstance(command, Speculate):
+                    self._book.barge_in(dropped)
+            elif isinstance(command, do.Speculate):
                 understood = self._replies.speculate(command.pause.window, command.pause.audio,
                                                      self._core.clarified)
                 understood.add_done_callback(functools.partial(self._speculated, command.pause.window))
-            elif isinstance(command, Answer):
+            elif isinstance(command, do.Answer):
                 self._answer(command.utterance)
-            elif isinstance(command, StartMessage):
+            elif isinstance(command, do.StartMessage):
                 self._replies.drop_speculation()
-                self._turns = TurnDetector(self._turns.config)  # after the message, turn-taking starts afresh
+                self._ear.restart()
                 self._messages.start(self._phrases[Phrase.MESSAGE_PROMPT])
-            elif isinstance(command, EndMessage):
+            elif isinstance(command, do.EndMessage):
                 self._messages.finish(command.why, thank=command.why == "#")
-            elif isinstance(command, Transfer):
+            elif isinstance(command, do.Transfer):
                 self._transferring = asyncio.create_task(self._transfer(command.target))
-            elif isinstance(command, Goodbye):
+            elif isinstance(command, do.Goodbye):
                 self._farewell = asyncio.create_task(self._goodbye(command.outcome, command.cut))
-            elif isinstance(command, HangUp):
+            elif isinstance(command, do.HangUp):
                 self.record.outcome = command.outcome.value
                 self.leg.hang_up()
             else:
@@ -221,10 +165,7 @@ class CallSession:
         self._execute(commands)
 
     def _dtmf(self, digit: str) -> None:
-        if len(self.record.dtmf) < MAX_DTMF_RECORDED:  # a caller (or a fuzzer) may send thousands
-            self.record.dtmf.append(digit)
-        self._reporter.dtmf(self.record, digit)
-        event(log, "call.dtmf", call=self.leg.sip_call_id, digit=digit)
+        self._book.dtmf(digit)
         self._execute(self._core.dtmf(digit, has_last_reply=len(self._speaker.last_reply) > 0))
 
     def _end(self, reason: str) -> None:
@@ -247,7 +188,7 @@ class CallSession:
     def _attentive(self) -> bool:
         """Whether the caller's audio must be judged at once (read from the listening clock's thread): someone is
         speaking, a reply is on its way, or a message is being left."""
-        return self._turns.state is not TurnState.QUIET or self.agent_speaking or self._messages.recording
+        return not self._ear.quiet or self.agent_speaking or self._messages.recording
 
     def _interrupt(self) -> int:
         """Barge-in and hold: silence from the next frame on, and stop making the rest of the answer."""
@@ -263,7 +204,7 @@ class CallSession:
 
     async def run(self) -> CallRecord:
         """Process the call's audio until it ends, enforcing its time limits."""
-        self._reporter.call_started(self.record)
+        self._book.started()
         watchdog = asyncio.create_task(self._watch_limits())
         try:
             async for window in self._listener.windows(held=lambda: self._core.state is CallState.HELD,
@@ -271,8 +212,7 @@ class CallSession:
                 self._on_window(window)
         except Exception as exc:
             # The audio path broke: a silent line helps nobody, so the call ends, recorded as failed.
-            event(log, "call.audio_failed", logging.ERROR, call=self.leg.sip_call_id, error=type(exc).__name__)
-            self._reporter.error("audio")
+            self._book.failed("audio", exc)
             self._execute(self._core.failed())
         finally:
             watchdog.cancel()
@@ -280,56 +220,35 @@ class CallSession:
             self._interrupt()
             if self._transferring is not None:
                 self._transferring.cancel()
-            if self._person is not None:
-                self._person.hang_up()
-            await self._messages.settle(self._model_deadline_s * 3)  # the record holds the message's transcript
-            self.record.ended = time.time()
-            if self._recorder is not None:
-                self.leg.playout.tap = None
-                self._recorder.close()
-            event(log, "call.ended", call=self.leg.sip_call_id, outcome=self.record.outcome,
-                  turns=len(self.record.turns), barge_ins=self.record.barge_ins,
-                  seconds=round(self.record.ended - self.record.started, 1))
-            self._reporter.call_ended(self.record)
+            self._put_through.close()
+            await self._messages.settle(self._config.model_deadline_s * 3)  # the record holds the message's transcript
+            self.leg.playout.tap = None
+            self._book.ended()
         return self.record
 
     def _on_window(self, window: Window) -> None:
-        voiced = window.speech >= self._turns.config.threshold
         if self._messages.recording:
-            self._messages.push(window.pcm, voiced)
+            self._messages.push(window.pcm, window.speech >= self._ear.threshold)
             return
         if self._core.state is CallState.TAKING_MESSAGE:
             self._core.message_ended()
-        for turn_event in self._turns.push(window.samples, window.speech):
-            self._on_turn(turn_event)
-
-    def _on_turn(self, turn_event: Event) -> None:
-        self.record.last_caller_speech = self._loop.time()
-        cut_off = False
-        if isinstance(turn_event, SpeechResumed):  # what was prepared for the pause is stale
-            self._endpointer.resumed(turn_event.silence_ms)
-            self._replies.drop_speculation()
-        elif isinstance(turn_event, SpeechEnded):
-            self._turn_ended_window = turn_event.window + turn_event.silence_ms // WINDOW_MS
-            self._last_utterance = turn_event.audio
-        elif isinstance(turn_event, SpeechStarted) and self.agent_speaking:
-            cut_off = self._endpointer.talked_over((turn_event.began - self._turn_ended_window) * WINDOW_MS)
-        self.record.pauses_mid_question, self.record.cut_offs = (self._endpointer.pauses_mid_question,
-                                                                 self._endpointer.cut_offs)
-        if not isinstance(turn_event, SpeechResumed):
-            self._execute(self._core.turn(turn_event, agent_speaking=self.agent_speaking, cut_off=cut_off))
+        for heard in self._ear.push(window.samples, window.speech, agent_speaking=self.agent_speaking):
+            self.record.last_caller_speech = self._loop.time()
+            self.record.pauses_mid_question, self.record.cut_offs = self._ear.pauses_mid_question, self._ear.cut_offs
+            if isinstance(heard.event, SpeechResumed):  # what was prepared for the pause is stale
+                self._replies.drop_speculation()
+            else:
+                self._execute(self._core.turn(heard.event, agent_speaking=self.agent_speaking, cut_off=heard.cut_off))
 
     def _speculated(self, window: int, understood: asyncio.Future) -> None:
-        """The reply prepared during the pause after `window` knows what was said: that decides how much longer
-        the pause may last before the turn is over (see endpointing)."""
+        """What the reply prepared during the pause after `window` understood tells the ear how long the pause may
+        last."""
         if understood.cancelled():
             return
         prepared: Prepared = understood.result()
-        if self._turns.pause != window or prepared.transcript is None:
-            return
-        firm = prepared.understanding is not None and prepared.understanding.firm
-        verdict = judge(prepared.transcript.text, firm, yes_or_no_asked=self._core.yes_or_no_asked)
-        self._turns.end_after(self._endpointer.hangover_ms(verdict))
+        if prepared.transcript is not None:
+            firm = prepared.understanding is not None and prepared.understanding.firm
+            self._ear.understood(window, prepared.transcript.text, firm, yes_or_no_asked=self._core.yes_or_no_asked)
 
     # --- the caller's turns answered
     def _answer(self, utterance: SpeechEnded) -> None:
@@ -363,10 +282,10 @@ class CallSession:
             if outcome is not TurnOutcome.IGNORED:
                 turn.response_ms = self._speaker.response_ms(speech_end)
             for command in commands:
-                if isinstance(command, SpeakReply):
+                if isinstance(command, do.SpeakReply):
                     stage = "tts"
                     await self._speaker.reply(command.reply, turn, cancelled, speech_end, turn_end)
-                elif isinstance(command, Confirm):
+                elif isinstance(command, do.Confirm):
                     self.leg.said("agent", command.reply.understanding.confirm_text)
                     self._speaker.say(command.reply.confirm_audio)
                 else:
@@ -376,60 +295,30 @@ class CallSession:
             raise
         except Exception as exc:
             turn.outcome = f"failed: {stage}"
-            event(log, "call.turn_failed", logging.ERROR, call=self.record.sip_call_id, stage=stage,
-                  error=type(exc).__name__)
-            self._reporter.error(stage)
+            self._book.failed(stage, exc)
             self._speaker.say(self._phrases[Phrase.APOLOGY])
         finally:
             if prepared is not None:  # (a preparation cancelled on the way closes its own)
                 prepared.close()
             if turn.transcript or turn.outcome.startswith("failed"):
-                self._turn_done(turn, utterance.audio)
-
-    def _turn_done(self, turn: TurnRecord, audio: np.ndarray) -> None:
-        self.record.turns.append(turn)
-        self._reporter.turn_done(self.record, turn)
-        if self._keep_audio is not None:
-            self._keep_audio(self.record.id, len(self.record.turns), audio)
-        # speech_end_at (Unix time) lets an eval on the caller's side split its latency into the way in, the
-        # agent's own response and the way out.
-        event(log, "call.turn", call=self.record.sip_call_id, outcome=turn.outcome,
-              response_ms=round(turn.response_ms or 0), asr_ms=round(turn.asr_ms or 0),
-              **{k: v for k, v in (("answerer", turn.answerer), ("llm_reason", turn.llm_reason)) if v},
-              speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
+                self._book.turn(turn, utterance.audio)
 
     def _take_back(self) -> None:
         """The last answer was cut off (the caller is going on with the question): forget it, so the next turn,
-        the whole question, is not taken for a follow-up to half of it, and record the turn as cut off."""
-        turns = self.record.turns
-        last = turns[-1] if turns else None
-        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
-            return
-        self._speaker.forget_last_answer()
-        last.outcome = TurnOutcome.CUT_OFF.value
-        self._continuing = True
-        self._reporter.turn_cut_off(self.record, len(turns), last)
+        the whole question, is not taken for a follow-up to half of it."""
+        if self._book.cut_off():
+            self._speaker.forget_last_answer()
+            self._continuing = True
 
     # --- transfer to a person
     async def _transfer(self, target: str) -> None:
         """REFER the caller to `target` once "putting you through" has played, and follow the progress until
         its final status (or the timeout): the core decides what follows."""
-        await self._until_played(GOODBYE_WAIT_S)
-        if self._warm is None:
-            self._execute(self._core.transfer_ended(answered=await self._put_through.blind(target)))
-            return
-        taken = await self._put_through.warm(self._warm)
-        if taken is not None:
-            self._person, line = taken
-            line.ended.add_done_callback(lambda _: self._execute(self._core.person_left()))
-        self._execute(self._core.transfer_ended(answered=taken is not None, bridged=True))
-
-    async def _until_played(self, limit_s: float) -> None:
-        """Until the line has played everything queued, the call ended, or `limit_s` passed (a line that stops
-        taking audio, as on a hold that came just now, never drains)."""
-        deadline = self._loop.time() + limit_s
-        while self.leg.playout.pending_frames and not self._ended.is_set() and self._loop.time() < deadline:
-            await asyncio.sleep(0.05)
+        await self._speaker.played(self._ended)
+        answered, person = await self._put_through.put(target)
+        if person is not None:  # bridged through the agent until one of them hangs up
+            person.ended.add_done_callback(lambda _: self._execute(self._core.person_left()))
+        self._execute(self._core.transfer_ended(answered=answered, bridged=person is not None))
 
     async def _watch_limits(self) -> None:
         """Ticks the call core twice a second for its time limits (see limits). A failed check is logged and
@@ -456,8 +345,8 @@ class CallSession:
         if self._ended.is_set():
             return
         commands = self._core.wind_down()
-        goodbyes = [c for c in commands if isinstance(c, Goodbye)]
-        self._execute([c for c in commands if not isinstance(c, Goodbye)])
+        goodbyes = [c for c in commands if isinstance(c, do.Goodbye)]
+        self._execute([c for c in commands if not isinstance(c, do.Goodbye)])
         self._replies.drop_speculation()
         self._stop_reply()
         self.leg.playout.finish_current()
@@ -468,8 +357,4 @@ class CallSession:
         self.record.outcome = outcome.value
         if cut:
             self._interrupt()
-        self._speaker.say(self._phrases[Phrase.GOODBYE])
-        await self._until_played(GOODBYE_WAIT_S)
-        if not self._ended.is_set():
-            await asyncio.sleep(LINE_TAIL_S)
-        self.leg.hang_up()
+        await self._speaker.last_words(self._phrases[Phrase.GOODBYE], self._ended)

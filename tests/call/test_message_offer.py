@@ -9,10 +9,11 @@ import numpy as np
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
 from agent.call.commands import Phrase
-from agent.call.listening.turns import TurnConfig
+from agent.call.config import CallConfig
 from agent.call.session import CallSession
 from agent.call.speaking.voice import Voice
 from agent.call.understanding.message import MessageConfig
+from agent.call.understanding.prepare import Pipeline
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
@@ -76,11 +77,9 @@ def test_two_declines_bring_the_offer_and_a_yes_records_the_message(models, bund
 
     async def scenario():
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(None), 0)
-        session = CallSession(leg, asyncio.get_running_loop(), transcriber=ScriptedTranscriber(),
-                              knowledge=bundled_kb, voice=voice, phrases=phrases, listening=clock,
-                              turn_config=TurnConfig(), models=ThreadPoolExecutor(1), memory=CallMemory(),
-                              echo_gate_db=-9, inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
-                              speculative=AlwaysBusy(), message_config=MessageConfig(silence_s=0.5))
+        session = CallSession(leg, asyncio.get_running_loop(),
+                              Pipeline(ScriptedTranscriber(), bundled_kb, voice, ThreadPoolExecutor(1), AlwaysBusy()),
+                              phrases, clock, CallMemory(), recorder, CallConfig(messages=MessageConfig(silence_s=0.5)))
         task = asyncio.create_task(session.run())
         await say(session, leg, 0)
         after_second = await say(session, leg, 1)

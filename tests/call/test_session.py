@@ -11,11 +11,12 @@ import numpy as np
 from agent.audio.pcm import StreamResampler
 from agent.audio.playout import Playout
 from agent.call.commands import Phrase
+from agent.call.config import CallConfig
 from agent.call.listening.endpointing import EndpointConfig
 from agent.call.listening.listen import ListenClock
-from agent.call.listening.turns import TurnConfig
 from agent.call.session import CallSession
 from agent.call.speaking.voice import Voice
+from agent.call.understanding.prepare import Pipeline
 from agent.call.workers import Busy
 from agent.knowledge.memory import CallMemory
 from agent.sip.leg import CallLeg
@@ -150,11 +151,9 @@ def run_call(models, knowledge, transcriber, tmp_path, until, vad_run=None, leg_
 
     async def scenario():
         leg = CallLeg("sip-1", "<sip:caller@127.0.0.1>", "agent", Playout(FRAME_SAMPLES), NoSip(leg_calls), 0)
-        session = CallSession(leg, asyncio.get_running_loop(), transcriber=transcriber, knowledge=knowledge,
-                              voice=voice, phrases=phrases, listening=clock, turn_config=TurnConfig(),
-                              models=pools[0], memory=memory or CallMemory(), echo_gate_db=-9,
-                              inactivity_s=60, max_call_s=600, dead_call_s=600, reporter=recorder,
-                              speculative=speculative, endpoint_config=endpoint_config)
+        session = CallSession(leg, asyncio.get_running_loop(),
+                              Pipeline(transcriber, knowledge, voice, pools[0], speculative or pools[0]), phrases,
+                              clock, memory or CallMemory(), recorder, CallConfig(endpointing=endpoint_config))
         task = asyncio.create_task(session.run())
         # The line waits for the models before each tick: every decision is made as if the models answered at
         # once, so what is tested is the logic, never this machine's speed.

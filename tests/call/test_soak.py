@@ -3,7 +3,7 @@ and a call flooded with RFC 4733 digits that still gets its question answered.""
 
 import json
 
-from agent.call.session import MAX_DTMF_RECORDED
+from agent.call.record import MAX_DTMF_RECORDED
 from eval.soak import main as soak
 
 

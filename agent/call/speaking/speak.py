@@ -23,6 +23,12 @@ from agent.call.understanding.prepare import Pipeline, Prepared
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.speakable import speakable
 
+LONGEST_PHRASE_S = 15.0
+"""The longest fixed line (a goodbye, "putting you through"), with room to spare."""
+LINE_TAIL_S = 0.5
+"""After the last frame leaves the queue it still crosses the bridge, the network and the caller's jitter
+buffer, which a BYE discards: the goodbye's last word must be out of the buffer before the call ends."""
+
 
 @dataclass(frozen=True)
 class Sentence:
@@ -92,6 +98,22 @@ class Speaker:
 
     def say(self, pcm: np.ndarray) -> None:
         self._leg.playout.say(pcm)
+
+    async def played(self, ended: asyncio.Event, limit_s: float = LONGEST_PHRASE_S) -> None:
+        """Until the line has played everything queued, the call `ended`, or `limit_s` passed (a line that stops
+        taking audio, as on a hold that came just now, never drains)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        while self._leg.playout.pending_frames and not ended.is_set() and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+
+    async def last_words(self, pcm: np.ndarray, ended: asyncio.Event) -> None:
+        """Say `pcm` (a goodbye), let it play out, then hang up."""
+        self.say(pcm)
+        await self.played(ended)
+        if not ended.is_set():
+            await asyncio.sleep(LINE_TAIL_S)
+        self._leg.hang_up()
 
     def response_ms(self, speech_end: float) -> float:
         """End of the caller's speech (loop time) to the next frame queued now, which goes out after whatever is
