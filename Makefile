@@ -45,8 +45,8 @@ pjsua2: install build-debs
 models: install
 	$(BIN)/python -m agent models fetch
 
-# What only the tests and evals use, never `make run`: the small LLM their llama.cpp server runs (eval.llm_server)
-# and Smart Turn, the end-of-turn model eval.turns compares against.
+# What only the tests and evals use, never `make run`: the small LLM their llama.cpp server runs (eval.kit.llm_server)
+# and Smart Turn, the end-of-turn model eval.turn_taking compares against.
 test-models: install
 	$(BIN)/python -m agent models fetch smollm2-135m-instruct smart-turn-v3.2
 

@@ -1,7 +1,7 @@
 """A thread's name as the operating system sees it: what `top -H`, `ps -L` and /proc/<pid>/task/*/comm show.
 
 Python names its threads for itself only: to the kernel every one of them is "python", so a thread's CPU cannot
-be told from another's (eval.listening and eval.load read it by thread name). A thread takes its OS name from
+be told from another's (eval.listening_cost and eval.load read it by thread name). A thread takes its OS name from
 the thread that started it, so a model loaded under a name (`named`) gives it to the threads its library starts
 then (CTranslate2's workers, onnxruntime's pools), and a model's CPU is read apart from the event loop's.
 """

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.hearing import spoken_questions
-from eval.load import cpu_name
+from eval.kit.line import spoken_questions
+from eval.kit.machine import cpu_name
 
 
 def variants(beam: int) -> list[tuple[str, int, bool]]:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.load import resolve_all
     from agent.speech.asr import Transcriber
-    from eval.placing import kb_hint
+    from eval.kit.placing import kb_hint
 
     settings = settings_module.parse([], os.environ)
     model = resolve_all(settings)["asr"]

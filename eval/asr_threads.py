@@ -6,7 +6,7 @@ The cases' questions are spoken by a flite voice down eval.hearing's μ-law line
 Transcriber per thread count, as the agent decodes a turn (its beam width and readings, the KB's hint as the
 prompt: a beam gives the threads more to share than a greedy decode), alternating which goes first so the
 machine's own noise falls on each alike. With --busy P, another process keeps one core busy P% of every
-20 ms tick, as a call's per-frame audio work does (eval.listening measured about 11% of a core for one
+20 ms tick, as a call's per-frame audio work does (eval.listening_cost measured about 11% of a core for one
 listening call, more with several). Prints and writes (--json) decode p50 / p95 / mean per load and thread
 count, and each one's mean against one thread's. The agent's setting is AGENT_ASR_THREADS.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.hearing import spoken_questions
-from eval.load import cpu_name
+from eval.kit.line import spoken_questions
+from eval.kit.machine import cpu_name
 
 TICK_S = 0.02
 
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent import settings as settings_module
     from agent.models.load import resolve_all
     from agent.speech.asr import Transcriber
-    from eval.placing import kb_hint
+    from eval.kit.placing import kb_hint
 
     settings = settings_module.parse([], os.environ)
     model = resolve_all(settings)["asr"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.knowledge.memory import CallMemory
-from eval.retrieval import build_knowledge
+from eval.kit.knowledge import build_knowledge
 
 ITEMS = "boiler radiator thermostat valve pump heater tank filter meter controller sensor burner".split()
 COLOURS = "white silver black grey copper blue green red".split()

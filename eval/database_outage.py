@@ -3,7 +3,7 @@
     python -m eval.database_outage [--kb kb] [--cases eval/cases.jsonl] [--limit 12] [--concurrency 2]
                                    [--outage-s 30] [--outage-at-call 3] [--out var/eval/database_outage]
 
-Starts a throwaway PostgreSQL on loopback (eval.postgres), then runs eval.replay beside it twice, each time with
+Starts a throwaway PostgreSQL on loopback (eval.kit.postgres), then runs eval.replay beside it twice, each time with
 a fresh agent keeping its records there (AGENT_DATABASE_URL): once with the database up throughout (steady), once
 with it stopped a few seconds after call `--outage-at-call` begins and started again `--outage-s` later (outage).
 Reports each run's turn latency on the wire (p50/p95 from eval.replay's report), the outage run's turns that
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import psycopg
 
-from eval.agent_process import REPO, events
-from eval.postgres import Postgres
-from eval.report import percentile
+from eval.kit.agent_process import REPO, events
+from eval.kit.postgres import Postgres
+from eval.kit.report import percentile
 
 
 def logged_turns(agent_log: str) -> dict[str, list[str]]:

@@ -32,9 +32,9 @@ from agent.knowledge.answer import DECISION, WEIGHTS_FILE, Weights, candidates, 
 from agent.knowledge.features import SENTENCE, unknown_share
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.text import as_asked
-from eval.cases import right_answer
-from eval.many_kbs import halves, kb_and_cases
-from eval.retrieval import build_knowledge
+from eval.kit.cases import right_answer
+from eval.kit.kbs import halves, kb_and_cases
+from eval.kit.knowledge import build_knowledge
 
 FIRM_PRECISION = 0.97
 CONFIRMED_RIGHT, CONFIRMED_WRONG = 0.8, 0.3

@@ -8,12 +8,12 @@ Each question is spoken by a flite voice at 8 kHz, sent through G.711 μ-law and
 16 kHz with the agent's soxr resampler, transcribed by the agent's Transcriber with the KB's
 vocabulary hint (every reading of its beam weighed against the KB), and answered, confirmed or asked
 again as the agent's call core decides (one memory and core per call group, as on a call). The caller
-behaves like a caller (eval.repeats): asked to repeat, it says the question again a quarter slower; asked
+behaves like a caller (eval.kit.repeats): asked to repeat, it says the question again a quarter slower; asked
 to confirm a topic, it says yes or no as the person who asked would. Per case: every exchange, the first
 listen's WER, the answer and whether it is right, a right refusal, or a wrong answer; in the summary
 `accuracy` (right by the end), `first_try_accuracy`, `wrong_answers`, `asked_again` and `confirmations`.
 With --snr, noise is mixed into the caller's 8 kHz speech before the line, as
-eval.replay's --snr does (babble: four other callers saying other questions, see eval.noise). The
+eval.replay's --snr does (babble: four other callers saying other questions, see eval.kit.noise). The
 end-to-end number on real calls is eval.replay's; this one isolates hearing from telephony.
 """
 
@@ -29,60 +29,19 @@ from pathlib import Path
 
 import numpy as np
 
-from eval import voices
-from eval.cases import Case, load_cases
-from eval.dialogue import Calls, ask, verdict
-from eval.noise import Line, babble_talkers, mix
-from eval.retrieval import build_knowledge
-from eval.scoring import word_error_rate
+from eval.kit.cases import Case, load_cases
+from eval.kit.dialogue import Calls, ask, verdict
+from eval.kit.knowledge import build_knowledge
+from eval.kit.line import caller_audio, speak
+from eval.kit.noise import Line, babble_talkers
+from eval.kit.scoring import word_error_rate
 
 VOICES = ("slt", "rms", "awb")
 
 
-def ulaw_encode(pcm: np.ndarray) -> bytes:
-    """int16 samples to G.711 μ-law bytes (the encoder a PCMU call applies)."""
-    x = pcm.astype(np.int32)
-    sign = np.where(x < 0, 0x80, 0)
-    # The reference encoder works on 14 bits (x >> 2, rounding toward minus infinity) and clips at 8159.
-    fourteen = np.where(x < 0, -(x >> 2), x >> 2)
-    magnitude = np.minimum((np.minimum(fourteen, 8159) << 2) + 0x84, 32767)
-    exponent = np.floor(np.log2(magnitude)).astype(np.int32) - 7
-    mantissa = (magnitude >> (exponent + 3)) & 0x0F
-    return (~(sign | (exponent << 4) | mantissa) & 0xFF).astype(np.uint8).tobytes()
-
-
-def telephone(pcm8: np.ndarray) -> np.ndarray:
-    """8 kHz speech as the agent gets it from a PCMU call: μ-law round trip, then 16 kHz float."""
-    from eval.asr import to_16k
-    from eval.recording import ulaw_decode
-
-    return to_16k(ulaw_decode(ulaw_encode(pcm8)))
-
-
-def speak(text: str, voice: str, folder: Path, stretch: float = 1.0) -> np.ndarray:
-    """`text` in a caller voice (eval.voices; a bare name is flite's; `stretch` > 1: slower), as 8 kHz int16."""
-    return voices.read_8k(voices.say(text, voice, folder / "line.wav", stretch))
-
-
 def babble_voices(cases: list[Case], folder: Path) -> tuple[np.ndarray, ...]:
-    """The babble eval.replay mixes in (eval.noise.babble_talkers), here at 8 kHz."""
+    """The babble eval.replay mixes in (eval.kit.noise.babble_talkers), here at 8 kHz."""
     return tuple(speak(c.say, voice, folder) for c, voice in babble_talkers(cases))
-
-
-def caller_audio(text: str, voice: str, folder: Path, stretch: float, line: Line | None) -> np.ndarray:
-    """What the agent gets when the caller says `text`: spoken, noise mixed in on a noisy `line`, down the line."""
-    pcm8 = speak(text, voice, folder, stretch)
-    if line is not None and line.snr_db is not None:
-        pcm8 = mix(pcm8, line.noise_for(len(pcm8)), line.snr_db)
-    return telephone(pcm8)
-
-
-def spoken_questions(cases: Path, voice: str, limit: int | None = None) -> list[np.ndarray]:
-    """The cases' questions (the first `limit`) as the agent gets them from a caller in `voice` on a clean
-    line: what the decode benchmarks (eval.asr_threads, eval.asr_cost) time."""
-    questions = [c.say for c in load_cases(cases) if c.say][:limit]
-    with tempfile.TemporaryDirectory(prefix="eval-questions-") as folder:
-        return [caller_audio(q, voice, Path(folder), 1.0, None) for q in questions]
 
 
 HINTS = ("kb", "names", "none")
@@ -102,7 +61,7 @@ def whisper_hint(knowledge, hint: str) -> str | None:
 
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: str = "kb",
              line: Line | None = None) -> list[dict]:
-    """Each case as on a call, decided by the agent's own call core (eval.dialogue): heard by the agent's Whisper
+    """Each case as on a call, decided by the agent's own call core (eval.kit.dialogue): heard by the agent's Whisper
     (every reading of the beam weighed against the KB), then answered, confirmed or asked again."""
     prompt = whisper_hint(knowledge, hint)
 

@@ -2,7 +2,7 @@
 
     python -m eval.load --calls 1,2,3,4 [--agents 1] [--pattern together,staggered] [--kb kb --cases FILE]
 
-For each N, N light callers (eval.rtp_caller: one asyncio process, next to no CPU, so the agent gets the
+For each N, N light callers (eval.kit.rtp_caller: one asyncio process, next to no CPU, so the agent gets the
 machine) dial the agent, or `--agents K` agent processes round-robin (one agent holds what its pjsua2 holds:
 64 calls built from source, 4 with PyPI's wheel; beyond that, more agents behind a dispatcher); each asks
 `--questions` questions from the cases, one
@@ -23,49 +23,24 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from eval.agent_process import AgentProcess
-from eval.asr import to_16k
-from eval.cases import Case, load_cases
-from eval.hearing import speak
-from eval.placing import kb_hint
-from eval.ports import free_port_block
-from eval.rtp_caller import FRAME, CallResult, Script, place_call
-from eval.scoring import contains_any
-from eval.wire import response_latency_ms, voiced_ticks
+from eval.kit.agent_process import AgentProcess
+from eval.kit.cases import Case, load_cases
+from eval.kit.line import speak, to_16k
+from eval.kit.machine import cpu_name, per_turn_by_thread, process_usage, thread_cpu
+from eval.kit.placing import kb_hint
+from eval.kit.ports import free_port_block
+from eval.kit.rtp_caller import FRAME, CallResult, Script, place_call
+from eval.kit.scoring import contains_any
+from eval.kit.wire import response_latency_ms, voiced_ticks
 
 TARGET_P95_MS = 1200.0
 FIRST_QUESTION_S = 6.0  # after the greeting
-
-
-def stat_cpu_seconds(stat: Path) -> float:
-    """CPU seconds (user + system) from a /proc stat file (a process's or one thread's)."""
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU-seconds (user + system) of each thread of `pid`, summed by thread name."""
-    by_name: dict[str, float] = defaultdict(float)
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            cpu, name = stat_cpu_seconds(task / "stat"), (task / "comm").read_text().strip()
-        except FileNotFoundError:  # the thread ended meanwhile
-            continue
-        by_name[name] += cpu
-    return dict(by_name)
-
-
-def process_usage(pid: int) -> tuple[float, float]:
-    """CPU seconds (user + system) and resident memory in MiB of a process, from /proc."""
-    cpu = stat_cpu_seconds(Path(f"/proc/{pid}/stat"))
-    rss_pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-    return cpu, rss_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def question_ticks(caller: int, callers: int, questions: int, period_s: float, pattern: str) -> list[int]:
@@ -127,21 +102,6 @@ def _decodes(agents: list[AgentProcess]) -> float:
             if line.startswith("agent_asr_decodes "):
                 total += float(line.split()[1])
     return total
-
-
-def spent_by_thread(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    """CPU-seconds each thread name spent between two readings of thread_cpu (a thread started meanwhile counts
-    from zero), largest first."""
-    spent = {name: after[name] - before.get(name, 0.0) for name in after}
-    return dict(sorted(spent.items(), key=lambda kv: -kv[1]))
-
-
-def per_turn_by_thread(before: dict[str, float], after: dict[str, float], turns: int) -> dict[str, float]:
-    """CPU-seconds per answered turn of each thread name, largest first: "asr", "embedder", "tts" (the models'
-    own threads, see agent/threads.py); "model" (the model workers' Python around them); "listen" (VAD and the
-    echo gate); "clock", "media" (pjsua's media); "sip"; "python" (the event loop and the rest)."""
-    return {name: round(cpu / max(turns, 1), 3) for name, cpu in spent_by_thread(before, after).items()
-            if cpu >= 0.0005 * max(turns, 1)}
 
 
 def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple[Case, np.ndarray]], questions: int,
@@ -268,13 +228,6 @@ def main(argv: list[str] | None = None) -> int:
     plot(results, args.out / "load.png")
     print(json.dumps({"largest_n_within_p95_1200ms": within}))
     return 0
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
-    return f"{os.cpu_count()} cores"
 
 
 if __name__ == "__main__":

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.agent_process import REPO, AgentProcess
-from eval.cases import load_cases
-from eval.placing import spoken
-from eval.ports import free_port_block
+from eval.kit.agent_process import REPO, AgentProcess
+from eval.kit.cases import load_cases
+from eval.kit.placing import spoken
+from eval.kit.ports import free_port_block
 
 TOKEN = "eval-long-call-token-0123"
 WINDOW = 80
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             threading.Thread(target=sample, daemon=True).start()
             base = free_port_block(110)
             duration = args.minutes * 60 + 120
-            command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base),
+            command = [sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(base),
                        "--rtp-port", str(base + 2), "--script", str(folder / "script.json"), "--quiet-ms",
                        str(int(args.quiet_s * 1000)), "--duration", str(duration), "--out", str(folder / "call")]
             subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 120, check=True)

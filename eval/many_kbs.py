@@ -7,7 +7,7 @@ each asked spoken-style questions of every kind a caller asks, through the agent
 
 The text path: every question heard word for word, then read, understood and answered, confirmed or asked
 again by the agent's call core, the caller confirming or repeating as the person who asked would
-(eval.dialogue). Reported per KB, per half and per kind of question: answered right (by the end, and at once),
+(eval.kit.dialogue). Reported per KB, per half and per kind of question: answered right (by the end, and at once),
 wrong answers, and out-of-KB questions declined. The halves are in eval/kbs/halves.toml: tuning looks at the dev
 half only; the test half is reported. With --calls, a sample of each authored KB's questions is also asked on
 real SIP calls (eval.replay), in voices from three synthesizers, optionally in babble: resolved, wrong answers and
@@ -22,66 +22,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from eval.cases import Case, load_cases, right_answer
-from eval.diagnosis import wrong_answer
-from eval.dialogue import Calls, ask, perfectly, verdict
-from eval.faq_text import DEBIAN_FAQ, XZ_FAQ, Entry, as_markdown, parse_debian_faq, parse_qa_faq, read_installed
-from eval.retrieval import build_knowledge
-from eval.voices import THREE_ENGINES
+from eval.kit.cases import Case, right_answer
+from eval.kit.diagnosis import wrong_answer
+from eval.kit.dialogue import Calls, ask, perfectly, verdict
+from eval.kit.kbs import halves, kb_and_cases
+from eval.kit.knowledge import build_knowledge
+from eval.kit.voices import THREE_ENGINES
 
 REPO = Path(__file__).resolve().parents[1]
-KBS = REPO / "eval" / "kbs"
-FAQ_OUT_OF_KB_EVERY = 5
-"""A FAQ asked another FAQ's questions as out-of-KB ones: every 5th of the Debian FAQ's (it has a hundred), all of
-the XZ Utils FAQ's."""
-
-
-def halves(path: Path = KBS / "halves.toml") -> dict[str, list[str]]:
-    return tomllib.loads(path.read_text())
-
-
-def faq_entries(name: str) -> tuple[str, list[Entry]]:
-    if name == "debian-faq":
-        return "The Debian GNU/Linux FAQ", parse_debian_faq(read_installed(DEBIAN_FAQ))
-    if name == "xz-utils":
-        return "XZ Utils FAQ", parse_qa_faq(read_installed(XZ_FAQ))
-    raise ValueError(f"no FAQ named {name!r} (known: debian-faq, xz-utils)")
-
-
-def faq_cases(name: str, entries: list[Entry], others: list[Entry]) -> list[Case]:
-    """The FAQ's own questions, each answered by its own section, and another FAQ's questions as out-of-KB ones;
-    every question its own call."""
-    own = [e for e in entries if e.question.endswith("?")]
-    foreign = [e for e in others if e.question.endswith("?")]
-    if len(foreign) > 40:
-        foreign = foreign[::FAQ_OUT_OF_KB_EVERY]
-    cases = [Case(f"{name}-{n}", f"{name}-{n}", e.question, None, (), False, expect_heading=e.question,
-                  kind="faq") for n, e in enumerate(own, 1)]
-    cases += [Case(f"{name}-oos-{n}", f"{name}-oos-{n}", e.question, None, (), True, kind="oos")
-              for n, e in enumerate(foreign, 1)]
-    return cases
-
-
-@contextmanager
-def kb_and_cases(name: str) -> Iterator[tuple[Path, list[Case]]]:
-    """A benchmark KB's folder and its cases (a FAQ's made in a scratch folder from the installed text)."""
-    if name.startswith("bundled:"):
-        yield REPO / "kb", load_cases(REPO / "eval" / name.removeprefix("bundled:"))
-        return
-    if not name.startswith("faq:"):
-        yield KBS / name / "kb", load_cases(KBS / name / "cases.jsonl")
-        return
-    faq = name.removeprefix("faq:")
-    title, entries = faq_entries(faq)
-    _, others = faq_entries("xz-utils" if faq == "debian-faq" else "debian-faq")
-    with tempfile.TemporaryDirectory(prefix="eval-faq-") as folder:
-        (Path(folder) / f"{faq}.md").write_text(as_markdown(title, entries))
-        yield Path(folder), faq_cases(faq, entries, others)
 
 
 def run_kb(name: str, scratch: Path) -> list[dict]:
@@ -188,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", action="append", help="only this KB (repeatable), whichever half it is in")
     parser.add_argument("--calls", type=int, metavar="N", help="also place real calls: N call groups of each authored "
                         "KB (eval.replay, a caller who repeats and confirms)")
-    parser.add_argument("--voices", default=",".join(THREE_ENGINES), help="the callers' voices (eval.voices)")
+    parser.add_argument("--voices", default=",".join(THREE_ENGINES), help="the callers' voices (eval.kit.voices)")
     parser.add_argument("--snr", type=float, help="with --calls: babble mixed into the callers' speech at this SNR")
     parser.add_argument("--out", type=Path, default=Path("var/eval/many-kbs"), help="with --calls: where the calls go")
     parser.add_argument("--json", type=Path)

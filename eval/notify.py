@@ -21,10 +21,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from eval.agent_process import REPO, AgentProcess
-from eval.owner import WebhookReceiver
-from eval.placing import spoken
-from eval.ports import free_port_block
+from eval.kit.agent_process import REPO, AgentProcess
+from eval.kit.owner import WebhookReceiver
+from eval.kit.placing import spoken
+from eval.kit.ports import free_port_block
 
 SECRET = "eval-notify-secret-0123456789"
 TOKEN = "eval-notify-token-0123456789"
@@ -40,7 +40,7 @@ def leave_message(agent: AgentProcess, n: int, folder: Path, voice: str) -> dict
     call_dir.mkdir()
     (call_dir / "script.json").write_text(json.dumps(steps))
     base = free_port_block(110)
-    command = [sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
+    command = [sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(base), "--rtp-port",
                str(base + 2), "--script", str(call_dir / "script.json"), "--duration", "45", "--out", str(call_dir)]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     return {"call": n, "ok": result.returncode == 0, "error": result.stderr.strip()[-300:] if result.returncode else ""}

@@ -26,14 +26,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agent.deploy import engine
-from eval import voices
-from eval.agent_process import REPO, AgentProcess
-from eval.call_scoring import score_call, score_recording, scorer
-from eval.cases import load_cases
-from eval.placing import Repeats, kb_chunks, kb_hint, run_call
-from eval.ports import free_port_block
-from eval.recording import read_two_files
-from eval.report import percentile, summarize
+from eval.kit import voices
+from eval.kit.agent_process import REPO, AgentProcess
+from eval.kit.call_scoring import score_call, score_recording, scorer
+from eval.kit.cases import load_cases
+from eval.kit.placing import Repeats, kb_chunks, kb_hint, run_call
+from eval.kit.ports import free_port_block
+from eval.kit.recording import read_two_files
+from eval.kit.report import percentile, summarize
 
 AGENT, ASTERISK, SOFTPHONE, SUBNET = "172.28.0.10", "172.28.0.20", "172.28.0.1", "172.28.0.0/24"
 """The trunk's far end (pjsip.conf's agent-udp contact), Asterisk's address, the host's (where the callers are) and
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("var/eval/pbx"))
     parser.add_argument("--limit", type=int, help="only the first N calls")
     parser.add_argument("--voices", default=",".join(voices.FLITE), help="caller voices, one call each in turn "
-                        "(eval.voices)")
+                        "(eval.kit.voices)")
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module

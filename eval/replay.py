@@ -26,17 +26,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agent.knowledge.grounding import unsupported
-from eval import voices
-from eval.agent_process import AgentProcess
-from eval.call_scoring import score_call, score_recording, scorer
-from eval.cases import Case, load_cases
-from eval.diagnosis import agent_call, join_agent_record
-from eval.noise import Line
-from eval.placing import TOKEN, Repeats, babble_speakers, kb_chunks, kb_hint, run_call
-from eval.ports import free_port_block
-from eval.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
-from eval.report import summarize, write_reports
-from eval.wire import TICK_MS
+from eval.kit import voices
+from eval.kit.agent_process import AgentProcess
+from eval.kit.call_scoring import score_call, score_recording, scorer
+from eval.kit.cases import Case, load_cases
+from eval.kit.diagnosis import agent_call, join_agent_record
+from eval.kit.noise import Line
+from eval.kit.placing import TOKEN, Repeats, babble_speakers, kb_chunks, kb_hint, run_call
+from eval.kit.ports import free_port_block
+from eval.kit.recording import Legs, RecordingError, read_capture, read_stereo, read_two_files
+from eval.kit.report import summarize, write_reports
+from eval.kit.wire import TICK_MS
 
 
 def _verdict(row: dict) -> str:
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=("sip", "websocket", "webrtc"), default="sip",
                         help="place the calls over SIP (the eval caller), the WebSocket media stream or the browser "
                         "phone (WebRTC, aiortc as the browser)")
-    parser.add_argument("--voices", default=",".join(voices.FLITE), help="caller voices (eval.voices: flite:NAME, "
+    parser.add_argument("--voices", default=",".join(voices.FLITE), help="caller voices (eval.kit.voices: flite:NAME, "
                         "espeak:NAME, piper), one call each in turn")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--limit", type=int, help="only the first N calls")
@@ -95,13 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", choices=("babble", "white"), default="babble")
     parser.add_argument("--loss", type=int, default=0, help="percent of the caller's RTP packets dropped")
     parser.add_argument("--llm", metavar="URL", help="the agent phrases answers with this OpenAI-compatible server "
-                        "(AGENT_LLM_URL; e.g. python -m eval.llm_server): the report says who spoke each answer")
+                        "(AGENT_LLM_URL; e.g. python -m eval.kit.llm_server): the report says who spoke each answer")
     parser.add_argument("--llm-deadline-ms", type=int, help="AGENT_LLM_FIRST_SENTENCE_MS for the agent")
     parser.add_argument("--database-url", metavar="URL", help="the agent keeps its records in this PostgreSQL "
                         "(AGENT_DATABASE_URL; eval.database_outage stops it in the middle of the calls)")
     parser.add_argument("--caller-repeats", action="store_true", help="the caller answers the agent's "
                         "clarifications as the person who asked would: says the question again when asked to, yes "
-                        "or no to a confirmation (eval.repeats; SIP only)")
+                        "or no to a confirmation (eval.kit.repeats; SIP only)")
     parser.add_argument("--agent-setting", action="append", default=[], metavar="NAME=VALUE", type=_name_value,
                         help="any other setting for the agent (AGENT_NAME, e.g. record_calls=true); repeatable")
     recorded = parser.add_argument_group("scoring a recorded call instead of placing calls")
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             stages = agent.http("GET", "/metrics/summary").json()["stages"]
         finally:
             agent.stop()
-            shutil.copyfile(agent.log_path, args.out / "agent.log")  # what the agent did, for eval.diagnosis
+            shutil.copyfile(agent.log_path, args.out / "agent.log")  # what the agent did, for eval.kit.diagnosis
     report = {"summary": summarize(rows), "cases": rows, "caller_repeats": args.caller_repeats,
               "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
                         "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,

@@ -2,7 +2,7 @@
 
     python -m eval.soak [--calls 300] [--digits 2000] [--warm-up 20] [--out var/eval/soak]
 
-Callers are eval.rtp_caller dialogs (one asyncio process, next to no CPU). After a warm-up the agent's
+Callers are eval.kit.rtp_caller dialogs (one asyncio process, next to no CPU). After a warm-up the agent's
 resident memory is read, the calls are placed one at a time (each hears the greeting start, then hangs up),
 and memory is read again. Then one caller sends `--digits` digits back to back (one 20 ms event each) and
 asks a question: the agent must still answer it. Writes soak.json: memory before and after, growth, calls
@@ -23,14 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.agent_process import AgentProcess
-from eval.asr import to_16k
-from eval.cases import load_cases
-from eval.hearing import speak
-from eval.load import process_usage
-from eval.ports import free_port_block
-from eval.rtp_caller import FRAME, Script, place_call
-from eval.scoring import contains_any
+from eval.kit.agent_process import AgentProcess
+from eval.kit.cases import load_cases
+from eval.kit.line import speak, to_16k
+from eval.kit.machine import process_usage
+from eval.kit.ports import free_port_block
+from eval.kit.rtp_caller import FRAME, Script, place_call
+from eval.kit.scoring import contains_any
 
 CALL_TICKS = 50  # a second: long enough for the greeting to start
 

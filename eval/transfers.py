@@ -1,5 +1,5 @@
 """Warm transfers over real SIP calls, many in a row: a pjsua2 caller asks for a person, the agent calls a pjsua2
-person (eval.person) who accepts, declines, is busy or never answers, in turn.
+person (eval.kit.person) who accepts, declines, is busy or never answers, in turn.
 
 For each call: the transfer's result in the call's record; when the person accepted, how long after they began
 to speak (as they pressed 1) the caller hears them: where the caller's audio lines up with the person's recording,
@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.agent_process import REPO, AgentProcess
-from eval.call_scoring import scorer
-from eval.caller import load_wav
-from eval.placing import spoken
-from eval.ports import free_port_block
-from eval.report import percentile
-from eval.scoring import normalize
+from eval.kit.agent_process import REPO, AgentProcess
+from eval.kit.call_scoring import scorer
+from eval.kit.caller import load_wav
+from eval.kit.placing import spoken
+from eval.kit.ports import free_port_block
+from eval.kit.report import percentile
+from eval.kit.scoring import normalize
 
 TOKEN = "eval-transfers-token-0123"
 MODES = ("accept", "accept", "no-answer", "accept", "decline", "accept-voice", "accept", "busy")
@@ -77,13 +77,13 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     out = folder / f"call-{n}"
     out.mkdir()
     person_port = agent.person_port
-    person = subprocess.Popen([sys.executable, "-m", "eval.person", "--port", str(person_port), "--rtp-port",
+    person = subprocess.Popen([sys.executable, "-m", "eval.kit.person", "--port", str(person_port), "--rtp-port",
                                str(free_port_block(110)), "--mode", mode, "--say", str(hello), "--yes", str(yes),
                                "--say-after-s", "1" if mode == "accept-voice" else "0", "--duration", "60",
                                "--out", str(out / "person")], cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = free_port_block(110)
-    caller = subprocess.run([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(base),
+    caller = subprocess.run([sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(base),
                              "--rtp-port", str(base + 2), "--question", str(ask), "--duration", "50", "--out",
                              str(out / "caller"), *(["--accept-transfer", "--stay-transferred-s", "15"] if follows
                                                     else [])], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.agent_process import AgentProcess as _AgentProcess
-from eval.scoring import normalize
+from eval.kit.agent_process import AgentProcess as _AgentProcess
+from eval.kit.scoring import normalize
 from tests.conftest import REPO, read_wav, synthesize_caller
 
 _ports = itertools.count(0)
@@ -67,11 +67,11 @@ def questions(tmp_path_factory):
 
 def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None,
                target: str | None = None) -> dict:
-    """Run eval.caller against the agent (dialling extension `dial`, or via another `target` URI such as
+    """Run eval.kit.caller against the agent (dialling extension `dial`, or via another `target` URI such as
     a proxy's); return its timeline (received audio in out/received.wav)."""
     port, rtp = next_ports()
     target = target or (agent.uri if dial is None else f"sip:{dial}@127.0.0.1:{agent.sip_port}")
-    command = [sys.executable, "-m", "eval.caller", "--target", target, "--port", str(port),
+    command = [sys.executable, "-m", "eval.kit.caller", "--target", target, "--port", str(port),
                "--rtp-port", str(rtp), "--duration", str(duration), "--out", str(out), *args]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)
     assert result.returncode == 0, result.stderr[-3000:]

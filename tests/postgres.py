@@ -1,8 +1,8 @@
-"""The tests' PostgreSQL: one throwaway cluster for the session (eval.postgres)."""
+"""The tests' PostgreSQL: one throwaway cluster for the session (eval.kit.postgres)."""
 
 import pytest
 
-from eval.postgres import Postgres
+from eval.kit.postgres import Postgres
 
 __all__ = ["Postgres", "postgres"]
 

@@ -1,4 +1,4 @@
-"""Threads carry their names to the OS, so their CPU can be read apart (eval.listening, eval.load)."""
+"""Threads carry their names to the OS, so their CPU can be read apart (eval.listening_cost, eval.load)."""
 
 import threading
 from pathlib import Path

@@ -45,7 +45,7 @@ def gather_on(address: str) -> None:
 
 
 class PlayoutTrack(MediaStreamTrack):
-    """A playout queue as an audio track (the agent's voice here; a scripted caller's in eval.rtc_caller),
+    """A playout queue as an audio track (the agent's voice here; a scripted caller's in eval.kit.rtc_caller),
     paced by the loop's clock (a late tick is caught up, not drifted); `on_frame(pcm)` sees each frame sent."""
 
     kind = "audio"

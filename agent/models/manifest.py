@@ -8,7 +8,7 @@ from importlib import resources
 
 MODEL_KINDS = ("asr", "tts", "embedder", "vad", "turn", "llm")
 RUN_KINDS = ("asr", "tts", "embedder", "vad")
-"""The kinds `make run` installs; the LLM (the tests' llama.cpp server) and the end-of-turn model (eval.turns'
+"""The kinds `make run` installs; the LLM (the tests' llama.cpp server) and the end-of-turn model (eval.turn_taking'
 baseline) are fetched by `make test` only."""
 
 

@@ -4,7 +4,7 @@ One `SileroModel` (one onnxruntime session) serves every call; each stream keeps
 exported graph takes a *sequence* of windows of one stream (its first input dimension is time) and fixes the
 recurrent state's batch at one stream. On loading, the graph is rewritten so that the state's batch is free
 (`streams_graph`): several streams with the same number of new windows then go through in one run, each with
-its own state, and a run's fixed cost is paid once for all of them (`python -m eval.listening`, Intel Xeon: the
+its own state, and a run's fixed cost is paid once for all of them (`python -m eval.listening_cost`, Intel Xeon: the
 listening thread's share of 16 silent calls 0.010 -> 0.005 of a core a call).
 """
 

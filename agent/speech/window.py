@@ -1,7 +1,7 @@
 """The encoder window sized to the utterance, and the guards a short window needs. Pure.
 
 faster-whisper pads every utterance to Whisper's 30 s window, so a 2 s question costs the encoder as
-much as a 30 s one. CTranslate2's encoder also takes fewer mel frames. Measured with `eval.asr` on
+much as a 30 s one. CTranslate2's encoder also takes fewer mel frames. Measured with `eval.asr_accuracy` on
 150 Asterisk prompts (tiny.en): a 10 s window (longer utterances get theirs plus 1 s) gives the 30 s
 window's WER at a third of its time; shorter windows cost WER (see README). Short windows fail one
 way: the decoder reads the utterance again and again before it ends. So the guards: the decode is

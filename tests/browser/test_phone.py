@@ -12,8 +12,8 @@ import av
 import numpy as np
 import pytest
 
-from eval.browser import MEASURE
-from eval.chromium import Chromium
+from eval.browser_phone import MEASURE
+from eval.kit.chromium import Chromium
 from tests.conftest import read_wav
 from tests.peers import AgentProcess, heard, next_ports
 

@@ -3,7 +3,7 @@
 import pytest
 
 from agent.settings import Settings
-from eval.scoring import normalize
+from eval.kit.scoring import normalize
 from tests.peers import AgentProcess, heard, heard_goodbye, likeness, place_call
 
 
@@ -72,7 +72,7 @@ def test_beyond_max_calls_the_next_invite_gets_486_and_silence_ends_the_call(tmp
         from tests.peers import REPO, next_ports
 
         port, rtp = next_ports()
-        first = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+        first = subprocess.Popen([sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(port),
                                   "--rtp-port", str(rtp), "--duration", "25", "--out", str(tmp_path / "first")],
                                  cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         agent.wait_for("call.media")
@@ -101,8 +101,9 @@ def test_long_calls_and_dead_calls_are_ended_by_the_agent(tmp_path, settings):
         long_call = place_call(agent, tmp_path / "long", duration=25)
         assert long_call["ended_by"] == "agent"
         port, rtp = next_ports()
-        vanishing = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
-                                      "--rtp-port", str(rtp), "--duration", "30", "--out", str(tmp_path / "gone")],
+        vanishing = subprocess.Popen([sys.executable, "-m", "eval.kit.caller", "--target", agent.uri,
+                                      "--port", str(port), "--rtp-port", str(rtp), "--duration", "30",
+                                      "--out", str(tmp_path / "gone")],
                                      cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         assert len(agent.wait_for("call.media", 2)) == 2
         vanishing.send_signal(signal.SIGKILL)

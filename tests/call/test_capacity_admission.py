@@ -8,7 +8,7 @@ import threading
 import time
 
 from agent.sip.build_info import installed
-from eval.rtp_caller import Script, place_call
+from eval.kit.rtp_caller import Script, place_call
 from tests.call.raw_sip import RawDialog, offer
 from tests.peers import AgentProcess
 

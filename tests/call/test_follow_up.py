@@ -4,8 +4,8 @@ that only makes sense beside it ("How much does it cost?"), answered on the topi
 import json
 
 from agent.knowledge.text import tokens
-from eval.repeats import NO, YES
-from eval.scoring import normalize, word_error_rate
+from eval.kit.repeats import NO, YES
+from eval.kit.scoring import normalize, word_error_rate
 from tests.peers import AgentProcess, flite_wav, heard, place_call
 
 TOKEN = "test-token-follow-up"
@@ -18,7 +18,7 @@ def _wav(folder, name: str, text: str) -> str:
 
 
 def test_a_follow_up_to_a_misheard_question_answered_right_stays_on_its_topic(tmp_path, settings, models):
-    # The caller answers a confirmation as the person who asked would (eval.reactions): yes to the certificate.
+    # The caller answers a confirmation as the person who asked would (eval.kit.reactions): yes to the certificate.
     about = sorted(set(tokens(FIRST + " gas safety certificate landlords costs")))
     replies = {"yes_audio": _wav(tmp_path, "yes", YES), "no_audio": _wav(tmp_path, "no", NO)}
     script = tmp_path / "script.json"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.owner import SmtpReceiver, WebhookReceiver
-from eval.scoring import word_error_rate
+from eval.kit.owner import SmtpReceiver, WebhookReceiver
+from eval.kit.scoring import word_error_rate
 from tests.conftest import synthesize_caller
 from tests.peers import AgentProcess, chromium, heard, place_call
 

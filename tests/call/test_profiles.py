@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from agent.settings import Settings
-from eval.scoring import normalize
+from eval.kit.scoring import normalize
 from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, likeness, place_call
 

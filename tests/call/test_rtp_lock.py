@@ -38,7 +38,7 @@ def test_a_stranger_spraying_the_calls_rtp_port_takes_nothing_over(tmp_path, set
         port, rtp = next_ports()
         # The caller sends no RTP while quiet, as phones with silence suppression do: the moment a stranger
         # could take the stream over.
-        caller = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+        caller = subprocess.Popen([sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(port),
                                    "--rtp-port", str(rtp), "--question", str(questions["hours"]), "--question-at",
                                    "6", "--silence-suppression", "--duration", "22", "--out", str(tmp_path / "c")],
                                   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -14,7 +14,7 @@ def test_sigterm_drains_calls_politely_and_exits_cleanly(tmp_path, settings, mod
     agent = AgentProcess(tmp_path, settings, inactivity_s=60, drain_s=15)
     try:
         port, rtp = next_ports()
-        caller = subprocess.Popen([sys.executable, "-m", "eval.caller", "--target", agent.uri, "--port", str(port),
+        caller = subprocess.Popen([sys.executable, "-m", "eval.kit.caller", "--target", agent.uri, "--port", str(port),
                                    "--rtp-port", str(rtp), "--question", str(questions["hours"]), "--question-at",
                                    "3", "--duration", "40", "--out", str(tmp_path / "caller")],
                                   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

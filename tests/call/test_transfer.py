@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.owner import WebhookReceiver
+from eval.kit.owner import WebhookReceiver
 from tests.conftest import REPO, synthesize_caller
 from tests.peers import AgentProcess, heard, next_ports, place_call
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
-from eval.caller import load_wav
+from eval.kit.caller import load_wav
 from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
@@ -70,7 +70,7 @@ def warm_agent(tmp_path_factory, settings):
 
 def person(agent, folder, mode: str, voices, duration: float = 45) -> subprocess.Popen:
     """The person's user agent at the transfer target's address, for one call."""
-    return subprocess.Popen([sys.executable, "-m", "eval.person", "--port", str(agent.person_port), "--rtp-port",
+    return subprocess.Popen([sys.executable, "-m", "eval.kit.person", "--port", str(agent.person_port), "--rtp-port",
                              str(next_ports()[1]), "--mode", mode, "--yes", str(voices["yes"]), "--say",
                              str(voices["hello"]), "--duration", str(duration), "--out", str(folder / "person")],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

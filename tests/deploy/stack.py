@@ -149,7 +149,7 @@ def softphone_call(stack: Stack, out: Path, password: str, *args: str, duration:
         assert time.monotonic() < deadline, stack.asterisk("pjsip show contacts")
         time.sleep(1)
     port, rtp = next_ports()
-    command = [sys.executable, "-m", "eval.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
+    command = [sys.executable, "-m", "eval.kit.caller", "--address", stack.gateway(), "--port", str(port), "--rtp-port",
                str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", password, "--target",
                f"sip:100@{ASTERISK}", "--duration", str(duration), "--out", str(out), *args]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=duration + 60)

@@ -139,7 +139,7 @@ def test_make_run_on_debian_12_answers_a_call(installed, questions, models, tmp_
             machine.put_repository()
             process, _ = run_agent_until_ready(machine, timeout=900)
             machine.copy_in(questions["hours"], "/tmp/question.wav")
-            machine.sh(".venv/bin/python -m eval.caller --target sip:agent@127.0.0.1:5060 --question "
+            machine.sh(".venv/bin/python -m eval.kit.caller --target sip:agent@127.0.0.1:5060 --question "
                        "/tmp/question.wav --question-at 3 --duration 15 --out /tmp/call", timeout=120)
             machine.copy_out("/tmp/call", tmp_path / "call")
             stop_agent(machine, process)

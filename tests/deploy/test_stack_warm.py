@@ -14,7 +14,7 @@ import time
 import pytest
 
 from agent.deploy import images
-from eval.caller import load_wav
+from eval.kit.caller import load_wav
 from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
@@ -38,8 +38,9 @@ def reception(stack: Stack, out, hello) -> subprocess.Popen:
     """The person: a pjsua2 softphone registered with Asterisk as 6002 that answers, presses 1 once the agent's
     briefing is over, then says `hello`."""
     port, rtp = next_ports()
-    phone = subprocess.Popen([sys.executable, "-m", "eval.person", "--address", stack.gateway(), "--port", str(port),
-                              "--rtp-port", str(rtp), "--registrar", f"sip:{ASTERISK}", "--user", "6002",
+    phone = subprocess.Popen([sys.executable, "-m", "eval.kit.person", "--address", stack.gateway(),
+                              "--port", str(port), "--rtp-port", str(rtp), "--registrar", f"sip:{ASTERISK}",
+                              "--user", "6002",
                               "--password", PASSWORD, "--mode", "accept", "--say", str(hello), "--duration", "60",
                               "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not reachable(stack, "6002"):  # the phone gives up (and exits) 15 s into registering

@@ -1,4 +1,4 @@
-"""eval.asr's default path: 8 kHz audio through pjsip's conference bridge, as on a live G.711 call."""
+"""eval.asr_accuracy's default path: 8 kHz audio through pjsip's conference bridge, as on a live G.711 call."""
 
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import wave
 
 import numpy as np
 
-from eval.scoring import word_error_rate
+from eval.kit.scoring import word_error_rate
 from tests.conftest import REPO, read_wav, synthesize_caller
 
 

@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from eval.hearing import ulaw_encode
-from eval.recording import ulaw_decode
+from eval.kit.line import ulaw_encode
+from eval.kit.recording import ulaw_decode
 
 
 def test_the_ulaw_encoder_matches_the_reference_g711_encoder_on_every_sample():
@@ -24,8 +24,8 @@ def test_a_ulaw_round_trip_keeps_speech_within_its_quantisation_step():
 
 
 def test_a_noisy_line_adds_its_noise_at_the_asked_snr_before_the_line(tmp_path):
-    from eval.hearing import caller_audio
-    from eval.noise import Line, speech_power
+    from eval.kit.line import caller_audio
+    from eval.kit.noise import Line, speech_power
 
     clean = caller_audio("How far will you travel?", "slt", tmp_path, 1.0, None)
     noisy = caller_audio("How far will you travel?", "slt", tmp_path, 1.0, Line(10.0, "white"))

@@ -2,10 +2,10 @@
 
 import pytest
 
-from eval.cases import load_cases, right_answer
-from eval.faq_text import as_markdown, parse_debian_faq, parse_qa_faq
-from eval.many_kbs import KBS, faq_cases, halves
-from eval.scoring import contains_any
+from eval.kit.cases import load_cases, right_answer
+from eval.kit.faq_text import as_markdown, parse_debian_faq, parse_qa_faq
+from eval.kit.kbs import KBS, faq_cases, halves
+from eval.kit.scoring import contains_any
 
 AUTHORED = [name for half in halves().values() for name in half if ":" not in name]
 
@@ -73,7 +73,7 @@ def test_a_faq_question_is_answered_by_its_own_section_and_other_faqs_are_out_of
 
 
 def test_a_call_sample_spreads_over_the_file_to_its_end_and_keeps_each_call_whole():
-    from eval.cases import Case
+    from eval.kit.cases import Case
     from eval.many_kbs import sample_calls
 
     cases = [Case(f"q{n}", f"c{n // 2}", "Hello?", None, ("x",), False) for n in range(12)]
@@ -82,7 +82,7 @@ def test_a_call_sample_spreads_over_the_file_to_its_end_and_keeps_each_call_whol
 
 
 def test_caller_voices_name_their_synthesizer():
-    from eval.voices import parse
+    from eval.kit.voices import parse
 
     assert parse("espeak:en-gb+m3") == ("espeak", "en-gb+m3") and parse("slt") == ("flite", "slt")
     assert parse("piper") == ("piper", "")

@@ -8,7 +8,7 @@ import wave
 import numpy as np
 import pytest
 
-from eval.recording import RecordingError, alaw_decode, read_capture, read_stereo, read_two_files, ulaw_decode
+from eval.kit.recording import RecordingError, alaw_decode, read_capture, read_stereo, read_two_files, ulaw_decode
 from eval.replay import main as replay_main
 from tests.conftest import REPO, synthesize_caller
 

@@ -109,9 +109,9 @@ def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_b
 
 def test_the_scorer_hears_an_answer_sentence_by_sentence(tmp_path, models):
     """Two sentences apart by the agent's pause, in 10 s of received audio: each is heard on its own."""
-    from eval.call_scoring import SENTENCE_GAP_TICKS, hear_by_sentence, scorer
-    from eval.scoring import contains_any
-    from eval.wire import voiced_runs, voiced_ticks
+    from eval.kit.call_scoring import SENTENCE_GAP_TICKS, hear_by_sentence, scorer
+    from eval.kit.scoring import contains_any
+    from eval.kit.wire import voiced_runs, voiced_ticks
     from tests.conftest import synthesize_caller
 
     first = synthesize_caller(tmp_path, "You can cancel a visit up to a day before it starts.", rate=16000,

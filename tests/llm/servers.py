@@ -1,4 +1,4 @@
-"""Chat servers on loopback for the optional LLM's tests: llama.cpp's real server (eval.llm_server) in its own
+"""Chat servers on loopback for the optional LLM's tests: llama.cpp's real server (eval.kit.llm_server) in its own
 process, and a scripted one for what a real server cannot be made to do on cue (accept and never answer,
 answer garbage, write a given wrong fact, die after a given sentence)."""
 
@@ -25,19 +25,19 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """`python -m eval.llm_server` with the pinned SmolLM2 model; `kill()` ends it at once (SIGKILL)."""
+    """`python -m eval.kit.llm_server` with the pinned SmolLM2 model; `kill()` ends it at once (SIGKILL)."""
 
     def __init__(self, log: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log
         with log.open("w") as stderr:  # llama.cpp's own log: each request's prompt and decode timings
-            self.process = subprocess.Popen([sys.executable, "-m", "eval.llm_server", "--port", str(self.port)],
+            self.process = subprocess.Popen([sys.executable, "-m", "eval.kit.llm_server", "--port", str(self.port)],
                                             cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True)
         line = self.process.stdout.readline()  # "listening on URL" once it answers, or EOF if it failed
         if "listening on" not in line:
             self.process.kill()
-            raise RuntimeError(f"eval.llm_server did not start (exit {self.process.wait()})")
+            raise RuntimeError(f"eval.kit.llm_server did not start (exit {self.process.wait()})")
 
     def kill(self) -> None:
         if self.process.poll() is None:

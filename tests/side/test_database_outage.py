@@ -3,7 +3,7 @@
 
 import time
 
-from eval.postgres import Postgres
+from eval.kit.postgres import Postgres
 from tests.peers import AgentProcess, heard, place_call
 
 TOKEN = "test-token-outage"

@@ -7,7 +7,7 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from eval.scoring import word_error_rate
+from eval.kit.scoring import word_error_rate
 from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, place_call
 

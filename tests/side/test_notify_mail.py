@@ -13,7 +13,7 @@ from agent.side.notify.config import notify_config
 from agent.side.notify.mail import Mailer, SmtpConfig
 from agent.side.notify.notifier import next_digest
 from agent.side.notify.outbox import Courier
-from eval.owner import SmtpReceiver
+from eval.kit.owner import SmtpReceiver
 
 CALL = CallRecord("c1", "sip-call-1", "sip:+15551234@pbx", "100", 1_700_000_000.0)
 MESSAGE = Message("0123456789abcdef", "c1", CALL.remote, "100", 1_700_000_010.0, 6.2, "silence")

@@ -8,7 +8,7 @@ import pytest
 from agent.side.notify.events import Event
 from agent.side.notify.outbox import Courier
 from agent.side.notify.webhook import Webhook, signature, verify
-from eval.owner import WebhookReceiver
+from eval.kit.owner import WebhookReceiver
 
 SECRET = "webhook-secret-0123456789"
 FAST = (0.05, 0.1, 0.2)

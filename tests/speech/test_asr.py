@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from agent.audio.pcm import StreamResampler, int16_to_float
-from eval.scoring import word_error_rate
+from eval.kit.scoring import word_error_rate
 from tests.conftest import synthesize_caller
 
 SENTENCE = "I would like to check the status of my order."

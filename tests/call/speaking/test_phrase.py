@@ -12,7 +12,7 @@ from agent.knowledge.grounding import unsupported
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.retrieval import Passage
 from agent.llm.client import ChatClient, LlmConfig
-from eval.cases import load_cases
+from eval.kit.cases import load_cases
 from tests.conftest import REPO
 from tests.llm.servers import LlamaServer, ScriptedServer, free_port, llm_server  # noqa: F401 - fixture
 

@@ -141,7 +141,7 @@ def test_a_topic_the_caller_refused_is_declined_not_offered_again():
 def test_a_question_greedy_decoding_garbled_is_answered_from_another_reading_of_the_beam(models, bundled_kb, tmp_path):
     from agent.call.understanding.understand import read
     from agent.knowledge.memory import CallMemory
-    from eval.hearing import speak, telephone
+    from eval.kit.line import speak, telephone
 
     audio = telephone(speak("How far will you travel?", "slt", tmp_path))
     hint = bundled_kb.vocabulary_hint()

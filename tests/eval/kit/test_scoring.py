@@ -1,0 +1,55 @@
+import pytest
+
+from eval.kit.scoring import char_error_rate, normalize, number_to_words, word_error_rate
+
+
+@pytest.mark.parametrize(("n", "words"), [(0, "zero"), (7, "seven"), (15, "fifteen"), (40, "forty"),
+                                          (45, "forty five"), (100, "one hundred"), (149, "one hundred forty nine"),
+                                          (2800, "two thousand eight hundred"), (1_000_000, "one million")])
+def test_number_to_words(n, words):
+    assert number_to_words(n) == words
+
+
+def test_normalize_folds_case_punctuation_and_numbers():
+    assert normalize("It's $2,800 — call 24/7!") == "it's two thousand eight hundred call twenty four seven"
+    assert normalize("Fifteen PSI") == normalize("15 psi")
+
+
+def test_long_digit_strings_are_read_digit_by_digit():
+    assert normalize("5550142999") == "five five five zero one four two nine nine nine"
+
+
+def test_word_error_rate_counts_substitutions_insertions_and_deletions():
+    assert word_error_rate("check the status of my order", "check my status of order") == pytest.approx(2 / 6)
+    assert word_error_rate("a b c", "a b c d") == pytest.approx(1 / 3)
+    assert word_error_rate("", "") == 0.0 and word_error_rate("", "x") == 1.0
+
+
+def test_numbers_as_digits_or_words_are_not_errors():
+    assert word_error_rate("press one for sales", "Press 1 for sales.") == 0.0
+
+
+def test_char_error_rate():
+    assert char_error_rate("abcd", "abed") == pytest.approx(1 / 4)
+
+
+def test_times_and_spellings_fold_the_way_whisper_writes_them():
+    assert normalize("8 a.m. to 6 p.m.") == normalize("8am to 6pm") == "eight am to six pm"
+    assert normalize("We do not accept cheques.") == normalize("we do not accept checks")
+    assert normalize("I am here") == "i am here"
+
+
+def test_asterisk_transcripts_skip_comments_and_non_speech():
+    from eval.kit.sounds import parse_transcripts
+
+    text = "; Core sounds\n\nactivated: Activated.\nbeep: [this is a simple beep tone]\ndigits/1: One.\nbad line\n"
+    assert parse_transcripts(text) == {"activated": "Activated.", "digits/1": "One."}
+
+
+def test_the_decline_counts_as_heard_with_or_without_a_filler_word_the_scorer_added():
+    from eval.kit.call_scoring import heard_decline
+
+    assert heard_decline("Sorry, I don't have information about that.")
+    assert heard_decline("Sorry, I don't have the information about that.")
+    assert not heard_decline("Sorry, I have the information about that right here.")
+    assert not heard_decline("Our office is open Monday to Friday.")
