@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                         "agent alone; at most what pjsua2 holds: python -m agent check)")
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--kb", type=Path, default=Path("kb"))
+    parser.add_argument("--json", type=Path, help="also write every level's figures here, as one JSON list")
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
@@ -71,10 +72,14 @@ def main(argv: list[str] | None = None) -> int:
                              cpu_target=0, speech_prerender="true")
         try:
             agent.wait_for("speech.prerendered", 1, timeout=600)  # its rendering is not a call's cost
+            measured = []
             for calls in levels:
-                print(json.dumps(measure(agent, calls, args.seconds)), flush=True)
+                measured.append(measure(agent, calls, args.seconds))
+                print(json.dumps(measured[-1]), flush=True)
         finally:
             agent.stop()
+    if args.json:
+        args.json.write_text(json.dumps(measured, indent=2))
     return 0
 
 

@@ -8,6 +8,7 @@ import wave
 
 import numpy as np
 
+from eval.bench import replay_figures
 from tests.conftest import REPO
 
 
@@ -44,6 +45,10 @@ def test_a_small_replay_scores_answers_latency_and_barge_in(tmp_path, settings):
     assert 0 < warranty["agent_ms"] < warranty["latency_ms"] and summary["way_out_p50_ms"] is not None
     assert rows["warranty"]["bargein_ms"] is not None and rows["warranty"]["bargein_ms"] < 1000
     assert (out / "report.md").read_text().startswith("# Call replay") and (out / "latency.png").stat().st_size > 0
+    # eval.bench's row for such a run says the same.
+    figures = {f.name: f.value for f in replay_figures(out, "bundled cases", "python -m eval.replay")}
+    assert figures["in-KB answered right, by the end"] == "100.0% (1 of 1)"
+    assert figures["out-of-KB declined"] == "1 of 1"
     # The caller's two legs are a recording on one clock: scored as a recorded call, they give the
     # same verdicts and, within a VAD window, the same timings.
     calls = out / "calls" / "a"
