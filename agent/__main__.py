@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,9 +23,9 @@ from agent.browser.call import gather_on
 from agent.call.speaking.voice import Voice
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, DialplanError, load_dialplan
-from agent.knowledge.base import open_knowledge
+from agent.knowledge.base import KnowledgeBase, open_knowledge
 from agent.logs import event
-from agent.models.load import load_all, load_voices, resolve_all
+from agent.models.load import Models, load_all, load_voices, resolve_all
 from agent.models.verify import ModelError, identity
 from agent.owner_commands import command_check, command_kb, command_models
 from agent.progress import Progress
@@ -147,12 +148,11 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     metrics, store = Metrics(settings.metrics_window_s), await asyncio.to_thread(open_call_store, settings)
-    messages = open_message_store(settings, store)
-    state = SideState(settings, metrics, store, messages=messages)
+    state = SideState(settings, metrics, store, messages=open_message_store(settings, store))
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
-    purge = asyncio.create_task(_purge_daily(store, messages, settings.records_retention_days,
+    purge = asyncio.create_task(_purge_daily(store, state.messages, settings.records_retention_days,
                                              settings.turn_audio_dir, settings.recordings_path))
     # Room for every ASR worker plus speech synthesis and embedding at the same time; urgent turns first.
     workers = ModelWorkers(settings.model_threads + settings.asr_workers)
@@ -165,14 +165,8 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         synthesizers = await asyncio.to_thread(load_voices, settings, dialplan.voices(), models.synthesizer)
         state.embed, state.background = models.embedder.embed, workers.lane(Priority.BACKGROUND)
         del state.not_ready["models"]
-        knowledge = {}
-        for profile in dialplan.profiles:
-            knowledge[profile.name] = open_knowledge(settings, models.embedder, identity(resolved["embedder"]),
-                                                     workers.lane(Priority.BACKGROUND), kb_dir=profile.kb_dir,
-                                                     index_path=profile.index_path)
-            await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
-            await asyncio.to_thread(knowledge[profile.name].prepare)
-        state.knowledge = knowledge
+        state.knowledge = knowledge = await _knowledge_bases(settings, dialplan, models, identity(resolved["embedder"]),
+                                                             workers.lane(Priority.BACKGROUND))
         del state.not_ready["kb"]
         kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
@@ -185,16 +179,12 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
                       on_render_backlog=metrics.render_backlog.set, on_capacity=metrics.spare_calls.set)
         state.registration = lambda: agent.registration
         await agent.start()
-        state.sip_listening = lambda: agent.sip_listening
-        state.spare_calls = lambda: agent.spare_calls
         if settings.web_phone:
             gather_on(settings.web_phone_address)
-        state.open_call = agent.open_call
+        state.sip_listening, state.spare_calls, state.open_call = (lambda: agent.sip_listening,
+                                                                   lambda: agent.spare_calls, agent.open_call)
         del state.not_ready["sip"]
-        event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
-              http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,
-              profiles=",".join(f"{p.name}:{p.kb_dir}" for p in dialplan.profiles))
-        print(where_to_call(settings), file=sys.stderr, flush=True)
+        _ready(settings, dialplan)
         await stop.wait()
         state.not_ready["shutdown"] = "draining calls"
         await agent.drain(settings.drain_s)
@@ -211,6 +201,25 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         await http
         workers.shutdown(wait=False, cancel_futures=True)
         event(log, "agent.stopped")
+
+
+async def _knowledge_bases(settings: Settings, dialplan: Dialplan, models: Models, embedder_identity: str,
+                           background: Executor) -> dict[str, KnowledgeBase]:
+    """Each profile's KB, indexed (only what changed since the last start is embedded again) and ready."""
+    knowledge = {}
+    for profile in dialplan.profiles:
+        knowledge[profile.name] = open_knowledge(settings, models.embedder, embedder_identity, background,
+                                                 kb_dir=profile.kb_dir, index_path=profile.index_path)
+        await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
+        await asyncio.to_thread(knowledge[profile.name].prepare)
+    return knowledge
+
+
+def _ready(settings: Settings, dialplan: Dialplan) -> None:
+    event(log, "agent.ready", sip=f"{settings.sip_host}:{settings.sip_port}",
+          http=f"{settings.http_host}:{settings.http_port}", models=settings.models_path,
+          profiles=",".join(f"{p.name}:{p.kb_dir}" for p in dialplan.profiles))
+    print(where_to_call(settings), file=sys.stderr, flush=True)
 
 
 def within_pjsua2(settings: Settings, explicit: bool) -> Settings | None:

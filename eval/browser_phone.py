@@ -26,9 +26,9 @@ import numpy as np
 
 from eval.kit.agent_process import AgentProcess
 from eval.kit.call_scoring import score_call, scorer
-from eval.kit.caller import load_wav, save_wav
 from eval.kit.cases import Case, load_cases
 from eval.kit.chromium import Chromium
+from eval.kit.phone import load_wav, save_wav
 from eval.kit.placing import TOKEN, kb_hint, question_audio, run_call
 from eval.kit.ports import free_port_block
 from eval.kit.report import percentile

@@ -160,7 +160,14 @@ def plot(results: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def main(argv: list[str] | None = None) -> int:
+def opening_questions(cases: list[Case]) -> list[Case]:
+    """The in-KB questions that open their call (a follow-up needs the question before it), without barge-ins."""
+    seen_calls: set[str] = set()
+    openers = [c for c in cases if not (c.call in seen_calls or seen_calls.add(c.call))]
+    return [c for c in openers if not c.expect_abstain and c.barge_in_at_ms is None and c.say]
+
+
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.load", description=__doc__.splitlines()[0])
     parser.add_argument("--calls", default="1,2,3,4", help="at most what one agent's pjsua2 holds, per agent "
                         "(python -m agent check)")
@@ -172,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=3, help="questions per call")
     parser.add_argument("--period", type=float, default=20.0, help="seconds from one question to the next")
     parser.add_argument("--out", type=Path, default=Path("var/eval/load"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments()
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
@@ -188,10 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         wide = to_16k(audio8k)
         return scorer.transcribe(wide, prompt=hint).text if len(wide) else ""
 
-    cases, seen_calls = load_cases(args.cases), set()
-    # Only questions that open their call: follow-ups need the question before them.
-    openers = [c for c in cases if not (c.call in seen_calls or seen_calls.add(c.call))]
-    answerable = [c for c in openers if not c.expect_abstain and c.barge_in_at_ms is None and c.say]
+    answerable = opening_questions(load_cases(args.cases))
     levels, patterns = [int(n) for n in args.calls.split(",")], args.pattern.split(",")
     results = []
     args.out.mkdir(parents=True, exist_ok=True)
@@ -220,14 +229,19 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for agent in agents:
                 agent.stop()
-    within = {p: max([r["calls"] for r in results if r["pattern"] == p and r["failed_calls"] == 0
-                      and r["latency_p95_ms"] is not None and r["latency_p95_ms"] <= TARGET_P95_MS], default=0)
-              for p in patterns}
-    report = {"cpu": cpu_name(), "agents": args.agents, "levels": results, "largest_n_within_p95_1200ms": within}
+    report = {"cpu": cpu_name(), "agents": args.agents, "levels": results,
+              "largest_n_within_p95_1200ms": (within := largest_within_target(results, patterns))}
     (args.out / "load.json").write_text(json.dumps(report, indent=2))
     plot(results, args.out / "load.png")
     print(json.dumps({"largest_n_within_p95_1200ms": within}))
     return 0
+
+
+def largest_within_target(results: list[dict], patterns: list[str]) -> dict[str, int]:
+    """For each pattern, the most callers with no failed call and a p95 within TARGET_P95_MS."""
+    return {p: max([r["calls"] for r in results if r["pattern"] == p and r["failed_calls"] == 0
+                    and r["latency_p95_ms"] is not None and r["latency_p95_ms"] <= TARGET_P95_MS], default=0)
+            for p in patterns}
 
 
 if __name__ == "__main__":

@@ -138,11 +138,21 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             done.set()
             agent.stop()
+    report = summarize(record, wav, samples, after_call, args.no_record)
+    (args.out / "long_call.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps({k: v for k, v in report.items() if k != "turns"}, indent=1))
+    return 0 if report["target_met"] else 1
+
+
+def summarize(record: dict, wav: bytes, samples: list[tuple[float, float]], after_call: float,
+              no_record: bool) -> dict:
+    """The call's memory over time (`samples`: seconds, RSS MiB) and, when recorded, how its file's turns line
+    up with its record."""
     rows = alignment(record, wav) if wav else []
     errors = [abs(r["agent_start_ms"]) for r in rows if r["agent_start_ms"] is not None]
     caller_edges = [abs(r["caller_end_ms"]) for r in rows if r["caller_end_ms"] is not None]
     minute = next((mib for at, mib in samples if at >= 60), samples[0][1] if samples else 0.0)
-    report = {"recorded": not args.no_record, "call_s": round(record["ended"] - record["started"], 1),
+    report = {"recorded": not no_record, "call_s": round(record["ended"] - record["started"], 1),
               "outcome": record["outcome"], "reason": record.get("reason"), "recording_mib": round(len(wav) / 2**20, 1),
               "turns_answered": len(rows), "rss_mib_at_1_min": round(minute, 1),
               "rss_mib_at_end": round(samples[-1][1], 1) if samples else None,
@@ -158,10 +168,8 @@ def main(argv: list[str] | None = None) -> int:
               # each minute's lowest sample is the level between turns, which is what lasts.
               "rss_mib_lowest_per_minute": lowest_per_minute(samples), "turns": rows}
     report["target_met"] = bool(report["rss_growth_mib"] is not None and report["rss_growth_mib"] < 5
-                                and (args.no_record or errors and max(errors) <= 50 and not report["edges_missing"]))
-    (args.out / "long_call.json").write_text(json.dumps(report, indent=1))
-    print(json.dumps({k: v for k, v in report.items() if k != "turns"}, indent=1))
-    return 0 if report["target_met"] else 1
+                                and (no_record or errors and max(errors) <= 50 and not report["edges_missing"]))
+    return report
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ PREFIX = "pbx-eval-"
 """Of the container and network a run makes."""
 PASSWORD = "pbx-eval-softphone"
 TOKEN = "pbx-eval-admin-token"
+DIRECT_ROUTE = ("--address", SOFTPHONE, "--target", f"sip:100@{AGENT}:5060")
+PBX_ROUTE = ("--address", SOFTPHONE, "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", PASSWORD,
+             "--target", f"sip:100@{ASTERISK}")
+"""How the caller reaches the agent: straight to it, or as softphone 6001 registered with Asterisk, dialling 100."""
 
 
 def asterisk_dials(contacts: str, aor: str) -> bool:
@@ -121,7 +125,7 @@ def new_recording(recordings: Path, seen: set[str], timeout_s: float = 30) -> tu
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.pbx", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kb", type=Path, default=REPO / "kb")
@@ -130,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N calls")
     parser.add_argument("--voices", default=",".join(voices.FLITE), help="caller voices, one call each in turn "
                         "(eval.kit.voices)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments()
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
@@ -141,18 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     resolved = resolve_all(settings)
     transcriber = scorer(resolved["asr"])
     vad = lambda: SileroVad.open(resolved["vad"].location)  # noqa: E731 - one per scored call
-    calls: dict = {}
-    for case in load_cases(args.cases):
-        calls.setdefault(case.call, []).append(case)
-    chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
+    chosen = list(call_groups(args.cases).items())[:args.limit or None]
     hint = kb_hint(args.kb)
     repeats = Repeats(kb_chunks(args.kb), hint)  # callers answer the agent's clarifications, as in eval.replay's
     callers = args.voices.split(",")
     images.build(images.ASTERISK, log=print, pull=False)  # on a base at hand or made from Debian's archive
     args.out.mkdir(parents=True, exist_ok=True)
-    direct_route = ("--address", SOFTPHONE, "--target", f"sip:100@{AGENT}:5060")
-    pbx_route = ("--address", SOFTPHONE, "--registrar", f"sip:{ASTERISK}", "--user", "6001", "--password", PASSWORD,
-                 "--target", f"sip:100@{ASTERISK}")
     rows: dict[str, list[dict]] = {"direct": [], "pbx": [], "recorded": []}
     with tempfile.TemporaryDirectory(prefix="pbx-eval-") as scratch:
         scratch_dir = Path(scratch)
@@ -170,11 +173,10 @@ def main(argv: list[str] | None = None) -> int:
                 seen: set[str] = set()
                 for index, (call_id, group) in enumerate(chosen):
                     # Alternating which goes first, so neither way always meets a freshly idle agent.
-                    order = ("direct", "pbx") if index % 2 == 0 else ("pbx", "direct")
-                    for way in order:
+                    for way in ("direct", "pbx") if index % 2 == 0 else ("pbx", "direct"):
                         timeline = run_call(agent, call_id, group, args.out / way, "pcmu",
                                             callers[index % len(callers)], repeats=repeats,
-                                            route=direct_route if way == "direct" else pbx_route)
+                                            route=DIRECT_ROUTE if way == "direct" else PBX_ROUTE)
                         rows[way] += score_call(group, timeline, args.out / way / "calls" / call_id, transcriber,
                                                 vad, hint)
                         if way == "pbx" and (legs := new_recording(recordings, seen)) is not None:
@@ -189,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "report.json").write_text(json.dumps({**report, "cases": rows}, indent=2))
     print(json.dumps(report, indent=2))
     return 0
+
+
+def call_groups(cases: Path) -> dict[str, list]:
+    calls: dict = {}
+    for case in load_cases(cases):
+        calls.setdefault(case.call, []).append(case)
+    return calls
 
 
 def compare(rows: dict[str, list[dict]]) -> dict:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent.knowledge.grounding import unsupported
@@ -77,7 +78,7 @@ def _name_value(text: str) -> tuple[str, str]:
     return name.strip().lower(), value
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.replay", description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=Path, required=True, help="the KB (with --recording: only its names are used, "
                         "as the scorer's Whisper prompt)")
@@ -111,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     recorded.add_argument("--caller-channel", type=int, choices=(0, 1), default=0)
     recorded.add_argument("--agent-source", help="for captures: IP[:PORT] the agent's RTP is sent from")
     recorded.add_argument("--call", help="the `call` group of the cases asked in the recording (default: the only one)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments()
     args = parser.parse_args(argv)
     if args.recording is not None:
         return main_recorded(args)
@@ -121,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
-    transcriber = scorer(resolved["asr"])
     cases = load_cases(args.cases)
     calls: dict[str, list[Case]] = {}
     for case in cases:
@@ -141,9 +146,35 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     line = Line(args.snr, args.noise, args.loss,
                 babble_speakers(cases, args.out / "babble") if args.snr is not None and args.noise == "babble" else ())
+    rows, stages = place_calls(args, settings.models_path, chosen, Caller(voices_, line, repeats, hint),
+                               scorer(resolved["asr"]), lambda: SileroVad.open(resolved["vad"].location), kb_text)
+    report = {"summary": summarize(rows), "cases": rows, "caller_repeats": args.caller_repeats,
+              "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
+                        "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,
+              "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,
+                       "loss_pct": args.loss}, "agent_stages_ms": stages}
+    write_reports(report, args.out)
+    print(json.dumps(report["summary"], indent=2))
+    return 0
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who places the calls: in which voices, on what line, answering clarifications or not, with what hint."""
+
+    voices: list[str]
+    line: Line
+    repeats: Repeats | None
+    hint: str
+
+
+def place_calls(args: argparse.Namespace, models_dir: Path, chosen: list[tuple[str, list[Case]]], caller: Caller,
+                transcriber, new_vad, kb_text: str) -> tuple[list[dict], dict]:
+    """Every chosen call placed to a fresh agent and scored from the wire, joined with the agent's own record
+    of it; with the agent's per-stage breakdown of the same turns."""
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="replay-agent-") as scratch:
-        agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), settings.models_path,
+        agent = AgentProcess(Path(scratch), (free_port_block(110), free_port_block(110)), models_dir,
                              kb_dir=args.kb.resolve(), max_calls=max(2, args.concurrency), inactivity_s=60,
                              admin_token=TOKEN, speech_prerender="true",
                              turn_audio_dir=(args.out / "agent-heard").resolve(),
@@ -159,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
 
             def one(item: tuple[int, tuple[str, list[Case]]]) -> tuple[list[dict], str | None]:
                 index, (call_id, group) = item
-                timeline = run_call(agent, call_id, group, args.out, args.codec, voices_[index % len(voices_)], line,
-                                    args.transport, repeats)
-                scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber,
-                                    lambda: SileroVad.open(resolved["vad"].location), hint)
+                timeline = run_call(agent, call_id, group, args.out, args.codec,
+                                    caller.voices[index % len(caller.voices)], caller.line, args.transport,
+                                    caller.repeats)
+                scored = score_call(group, timeline, args.out / "calls" / call_id, transcriber, new_vad, caller.hint)
                 print(f"[{index + 1}/{len(chosen)}] call {call_id}: " + ", ".join(
                     f"{r['id']} {_verdict(r)}" for r in scored), flush=True)
                 return scored, timeline.get("sip_call_id")
@@ -187,14 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             agent.stop()
             shutil.copyfile(agent.log_path, args.out / "agent.log")  # what the agent did, for eval.kit.diagnosis
-    report = {"summary": summarize(rows), "cases": rows, "caller_repeats": args.caller_repeats,
-              "codec": {"sip": args.codec, "websocket": "L16/16000 (websocket)",
-                        "webrtc": "opus/48000 (webrtc)"}[args.transport], "tick_ms": TICK_MS,
-              "line": {"snr_db": args.snr, "noise": args.noise if args.snr is not None else None,
-                       "loss_pct": args.loss}, "agent_stages_ms": stages}
-    write_reports(report, args.out)
-    print(json.dumps(report["summary"], indent=2))
-    return 0
+    return rows, stages
 
 
 def main_recorded(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ import numpy as np
 
 from eval.kit.agent_process import REPO, AgentProcess
 from eval.kit.call_scoring import scorer
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from eval.kit.placing import spoken
 from eval.kit.ports import free_port_block
 from eval.kit.report import percentile

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from agent.audio.pcm import StreamResampler
-from eval.kit.caller import load_wav
 from eval.kit.cases import Case
+from eval.kit.phone import load_wav
 from eval.kit.recording import Legs
 from eval.kit.scoring import contains_any, normalize
 from eval.kit.wire import (

@@ -17,185 +17,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-import threading
 import time
-import wave
 from pathlib import Path
 
 import numpy as np
 import pjsua2 as pj
-import soxr
 
-from agent.sip.port import read_vector
 from eval.kit.conversation import Conversation, Step
+from eval.kit.phone import (
+    CODECS,
+    TICK,
+    CallerCall,
+    CallerPort,
+    account_config,
+    add_account_arguments,
+    hang_up,
+    load_wav,
+    start_endpoint,
+    wait_registered,
+    write_call,
+)
 from eval.kit.reactions import Reactions
 from eval.kit.wire import answer_over, voiced_ticks
-
-RATE = 16000
-TICK = 320  # samples per 20 ms
-CODECS = {"PCMU": "PCMU/8000/1", "PCMA": "PCMA/8000/1", "G722": "G722/16000/1"}
-
-
-def load_wav(path: Path) -> np.ndarray:
-    """Mono 16-bit WAV at any rate, as int16 at 16 kHz."""
-    with wave.open(str(path)) as wav:
-        audio = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2").astype(np.float32)
-        if wav.getnchannels() != 1:
-            audio = audio.reshape(-1, wav.getnchannels()).mean(axis=1)
-        rate = wav.getframerate()
-    if rate != RATE:
-        audio = soxr.resample(audio, rate, RATE)
-    return np.clip(audio, -32768, 32767).astype(np.int16)
-
-
-def save_wav(path: Path, audio: np.ndarray) -> None:
-    with wave.open(str(path), "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes(audio.astype("<i2").tobytes())
-
-
-class CallerPort(pj.AudioMediaPort):
-    """Plays scheduled audio (plus an optional echo of what it hears) and records every tick."""
-
-    def __init__(self, echo_gain: float, echo_delay_ticks: int) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        self.tick = 0
-        self.queue: list[np.ndarray] = []  # frames waiting to be sent
-        self.sent: list[np.ndarray] = []
-        self.received: list[np.ndarray] = []
-        self.echo_gain, self.echo_delay = echo_gain, echo_delay_ticks
-        self.closed = False
-        self.clock: tuple[float, int, float] | None = None
-        """(Unix time of tick 1, the latest tick, its Unix time): maps ticks to the agent's clock (see tick_time)."""
-        fmt = pj.MediaFormatAudio()
-        fmt.init(pj.PJMEDIA_FORMAT_L16, RATE, 1, 20000, 16)
-        self.createPort("caller", fmt)
-
-    def play(self, audio: np.ndarray) -> int:
-        """Queue audio to send now; returns the tick its first frame goes out."""
-        with self.lock:
-            padded = np.concatenate([audio, np.zeros(-len(audio) % TICK, dtype=np.int16)])
-            self.queue.extend(padded.reshape(-1, TICK))
-            return self.tick + 1
-
-    def onFrameRequested(self, frame: pj.MediaFrame) -> None:  # noqa: N802
-        if getattr(self, "closed", True):
-            return
-        now = time.time()
-        with self.lock:
-            self.tick += 1
-            self.clock = (self.clock[0] if self.clock else now, self.tick, now)
-            out = self.queue.pop(0) if self.queue else np.zeros(TICK, dtype=np.int16)
-            if self.echo_gain and len(self.received) > self.echo_delay:
-                echo = self.received[-1 - self.echo_delay].astype(np.float32) * self.echo_gain
-                out = np.clip(out.astype(np.float32) + echo, -32768, 32767).astype(np.int16)
-            self.sent.append(out)
-        frame.type = pj.PJMEDIA_FRAME_TYPE_AUDIO
-        frame.buf = pj.ByteVector(out.tobytes())
-        frame.size = out.nbytes
-
-    def onFrameReceived(self, frame: pj.MediaFrame) -> None:  # noqa: N802
-        if getattr(self, "closed", True):
-            return
-        pcm = (np.frombuffer(read_vector(frame.buf), dtype="<i2").astype(np.int16) if frame.size
-               else np.zeros(TICK, np.int16))
-        with self.lock:
-            self.received.append(pcm if len(pcm) == TICK else np.resize(pcm, TICK))
-
-
-class CallerCall(pj.Call):
-    def __init__(self, account: pj.Account, port: CallerPort, accept_transfer: bool = False,
-                 call_id: int = pj.PJSUA_INVALID_ID) -> None:
-        """`call_id`: an incoming call's (eval.kit.person answers with this class too)."""
-        super().__init__(account, call_id)
-        self.account = account
-        self.port = port
-        self.state = "calling"
-        self.status = 0
-        self.accept_transfer = accept_transfer
-        self.transferred: CallerCall | None = None
-        """The call to the transfer target, once the agent has transferred this one (REFER)."""
-        self.transfer_to = ""
-        self.replaced_by: CallerCall | None = None
-        """The call that took this one's place (an INVITE with Replaces: the agent handed its call over)."""
-
-    def onCallTransferRequest(self, prm) -> None:  # noqa: N802
-        """The agent transfers us (REFER): call the target as a phone would, with the same audio."""
-        self.transfer_to = prm.dstUri
-        if not self.accept_transfer:
-            prm.statusCode = 603
-            return
-        self.transferred = CallerCall(self.account, self.port)
-        prm.newCall = self.transferred
-
-    def onCallReplaced(self, prm) -> None:  # noqa: N802
-        """Another phone's call replaces this one (RFC 3891): it goes on with the same audio."""
-        self.replaced_by = CallerCall(self.account, self.port, call_id=prm.newCallId)
-        prm.newCall = self.replaced_by
-
-    def onCallState(self, prm) -> None:  # noqa: N802
-        info = self.getInfo()
-        self.status = info.lastStatusCode
-        if info.state == pj.PJSIP_INV_STATE_CONFIRMED:
-            self.state = "confirmed"
-        elif info.state == pj.PJSIP_INV_STATE_DISCONNECTED:
-            self.state = "disconnected"
-
-    def onCallMediaState(self, prm) -> None:  # noqa: N802
-        info = self.getInfo()  # keep it alive: info.media's elements point into it
-        for index, media in enumerate(info.media):
-            if media.type == pj.PJMEDIA_TYPE_AUDIO and media.status == pj.PJSUA_CALL_MEDIA_ACTIVE:
-                audio = self.getAudioMedia(index)
-                audio.startTransmit(self.port)
-                self.port.startTransmit(audio)
-
-
-def account_config(args: argparse.Namespace, name: str) -> pj.AccountConfig:
-    """A user agent's account at --address/--port (media from --rtp-port); with --registrar, a softphone's
-    account on that PBX, registered (and every request authenticated) as --user."""
-    config = pj.AccountConfig()
-    config.idUri = f"sip:{name}@{args.address}:{args.port}"
-    if args.registrar:
-        registrar = args.registrar.split(":", 1)[1].split(";")[0]
-        config.idUri = f"sip:{args.user}@{registrar}"
-        config.regConfig.registrarUri = args.registrar
-        config.sipConfig.authCreds.append(pj.AuthCredInfo("digest", "*", args.user, 0, args.password))
-    media = config.mediaConfig.transportConfig
-    media.port, media.portRange, media.boundAddress = args.rtp_port, 100, args.address
-    return config
-
-
-def wait_registered(endpoint: pj.Endpoint, account: pj.Account, registrar: str | None) -> None:
-    if not registrar:
-        return
-    deadline = time.monotonic() + 15
-    while not account.getInfo().regIsActive:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"not registered with {registrar} (status {account.getInfo().regStatus})")
-        endpoint.libHandleEvents(20)
-
-
-def add_account_arguments(parser: argparse.ArgumentParser, user: str) -> None:
-    parser.add_argument("--address", default="127.0.0.1", help="the address SIP and RTP are bound to")
-    parser.add_argument("--registrar", help="register with this PBX first (sip:HOST[:PORT]), as --user")
-    parser.add_argument("--user", default=user)
-    parser.add_argument("--password", default="")
-
-
-def write_call(out: Path, timeline: dict, received: list[np.ndarray], sent: list[np.ndarray]) -> None:
-    """A call's outputs, as every eval caller writes them: DIR/received.wav, DIR/sent.wav (16 kHz) and
-    DIR/timeline.json, completed with the tick counts and voiced ticks of both directions."""
-    timeline["ticks"] = len(received)
-    timeline["received_voiced_ticks"] = voiced_ticks(received)
-    timeline["sent_voiced_ticks"] = voiced_ticks(sent)
-    out.mkdir(parents=True, exist_ok=True)
-    save_wav(out / "received.wav", np.concatenate(received) if received else np.zeros(0, np.int16))
-    save_wav(out / "sent.wav", np.concatenate(sent) if sent else np.zeros(0, np.int16))
-    (out / "timeline.json").write_text(json.dumps(timeline))
 
 
 def script_conversation(script: list[tuple[np.ndarray, int | None]], quiet_ms: int,
@@ -243,25 +88,10 @@ def _dtmf_due(args: argparse.Namespace, elapsed: float, port: CallerPort, timeli
     return answer_over(voiced_ticks(since), len(since), args.quiet_ms)
 
 
-def run(args: argparse.Namespace) -> dict:
-    endpoint = pj.Endpoint()
-    endpoint.libCreate()
-    config = pj.EpConfig()
-    config.uaConfig.threadCnt = 0
-    config.medConfig.clockRate = RATE
-    config.medConfig.sndClockRate = RATE
-    config.uaConfig.mainThreadOnly = False
-    # Silence suppression (a DTX phone): no RTP at all while the caller is quiet.
-    config.medConfig.noVad = not args.silence_suppression
-    config.medConfig.ecTailLen = 0
-    config.medConfig.txDropPct = args.loss  # a lossy line: this share of the caller's RTP packets never leaves
-    config.logConfig.level = config.logConfig.consoleLevel = int(__import__("os").environ.get("CALLER_LOG", "1"))
-    endpoint.libInit(config)
-    transport = pj.TransportConfig()
-    transport.port, transport.boundAddress = args.port, args.address
-    endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP if args.tcp else pj.PJSIP_TRANSPORT_UDP, transport)
-    endpoint.libStart()
-    endpoint.audDevManager().setNullDev()
+def place(args: argparse.Namespace) -> tuple[pj.Endpoint, pj.Account, CallerPort, CallerCall]:
+    """pjsua2 started (registered with --registrar, if any), and the call to --target on its way."""
+    endpoint = start_endpoint(args.address, args.port, tcp=args.tcp, silence_suppression=args.silence_suppression,
+                              loss_pct=args.loss, log_level=int(os.environ.get("CALLER_LOG", "1")))
     for codec in endpoint.codecEnum2():
         endpoint.codecSetPriority(codec.codecId, 255 if codec.codecId == CODECS[args.codec] else 0)
     account = pj.Account()
@@ -269,9 +99,69 @@ def run(args: argparse.Namespace) -> dict:
     wait_registered(endpoint, account, args.registrar)
     port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
     call = CallerCall(account, port, args.accept_transfer)
-    prm = pj.CallOpParam(True)
-    call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), prm)
+    call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), pj.CallOpParam(True))
+    return endpoint, account, port, call
 
+
+class Schedule:
+    """What the caller does at set times or after set events, besides a script: the question and a second one
+    (at a time, or a barge-in into the answer), DTMF, hold and unhold. Each happens once, noted in the timeline."""
+
+    def __init__(self, args: argparse.Namespace, call: CallerCall, port: CallerPort, timeline: dict) -> None:
+        self.args, self.call, self.port, self.timeline = args, call, port, timeline
+        self.question = load_wav(args.question) if args.question else None
+        self.second = load_wav(args.second) if args.second else None
+        self._answer_seen_at: int | None = None
+
+    def tick(self, elapsed: float) -> None:
+        args, timeline, port = self.args, self.timeline, self.port
+        if self.question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
+            self._play("question", self.question)
+        if self.second is not None and "second_tick" not in timeline and self._second_due(elapsed):
+            self._play("second", self.second)
+        if args.dtmf and "dtmf_tick" not in timeline and _dtmf_due(args, elapsed, port, timeline):
+            self.call.dialDtmf(args.dtmf)
+            timeline["dtmf_tick"] = port.tick
+        if args.hold_at is not None and "hold_tick" not in timeline and elapsed >= args.hold_at:
+            self.call.setHold(pj.CallOpParam(True))
+            timeline["hold_tick"] = port.tick
+        if args.unhold_at is not None and "unhold_tick" not in timeline and elapsed >= args.unhold_at:
+            unhold = pj.CallOpParam(True)
+            unhold.opt.flag = pj.PJSUA_CALL_UNHOLD
+            self.call.reinvite(unhold)
+            timeline["unhold_tick"] = port.tick
+
+    def _play(self, name: str, audio: np.ndarray) -> None:
+        self.timeline[f"{name}_tick"] = self.port.play(audio)
+        self.timeline[f"{name}_end_tick"] = self.timeline[f"{name}_tick"] + len(audio) // TICK
+
+    def _second_due(self, elapsed: float) -> bool:
+        """At --second-at, or --barge-in-ms into the answer to the question."""
+        if self.args.second_at is not None:
+            return elapsed >= self.args.second_at
+        if "question_end_tick" not in self.timeline:
+            return False
+        if self._answer_seen_at is None:
+            with self.port.lock:
+                heard = voiced_ticks(self.port.received[self.timeline["question_end_tick"]:])
+            if heard:
+                self._answer_seen_at = self.timeline["question_end_tick"] + heard[0]
+        return self._answer_seen_at is not None and self.port.tick >= self._answer_seen_at + self.args.barge_in_ms // 20
+
+
+def follow_transfer(endpoint: pj.Endpoint, call: CallerCall, stay_s: float, timeline: dict) -> None:
+    """Once the agent has left a call it transferred: stay on the call the transfer made a while, then hang up."""
+    settle = time.monotonic() + stay_s
+    while time.monotonic() < settle and call.transferred.state != "disconnected":
+        endpoint.libHandleEvents(10)
+    timeline["transferred_status"] = call.transferred.status
+    timeline["transferred_ended_by"] = "other" if call.transferred.state == "disconnected" else "caller"
+    if call.transferred.state != "disconnected":
+        hang_up(endpoint, call.transferred)
+
+
+def run(args: argparse.Namespace) -> dict:
+    endpoint, account, port, call = place(args)
     timeline: dict = {"codec": args.codec}
     script = load_script(args.script) if args.script else None
     reactions = Reactions(json.loads(args.script.read_text()), args.hint, load_wav) if args.react else None
@@ -282,14 +172,9 @@ def run(args: argparse.Namespace) -> dict:
         return np.concatenate(frames) if frames else np.zeros(0, np.int16)
 
     conversation = script_conversation(script, args.quiet_ms, reactions, received_since) if script else None
-    fed = 0
-    question = load_wav(args.question) if args.question else None
-    second = load_wav(args.second) if args.second else None
-    started = time.monotonic()
-    answer_seen_after = None
+    schedule, fed, started = Schedule(args, call, port, timeline), 0, time.monotonic()
     while time.monotonic() - started < args.duration and call.state != "disconnected":
         endpoint.libHandleEvents(10)
-        elapsed = time.monotonic() - started
         if call.state != "confirmed":
             continue
         if "confirmed_tick" not in timeline:
@@ -304,54 +189,15 @@ def run(args: argparse.Namespace) -> dict:
                     step_started(timeline, port.play(script[step][0]), script[step][0], reactions)
             if conversation.done:
                 break
-        if question is not None and "question_tick" not in timeline and elapsed >= args.question_at:
-            timeline["question_tick"] = port.play(question)
-            timeline["question_end_tick"] = timeline["question_tick"] + len(question) // TICK
-        if second is not None and args.second_at is not None and "second_tick" not in timeline:
-            if elapsed >= args.second_at:
-                timeline["second_tick"] = port.play(second)
-                timeline["second_end_tick"] = timeline["second_tick"] + len(second) // TICK
-        elif second is not None and "question_end_tick" in timeline and "second_tick" not in timeline:
-            with port.lock:
-                heard = voiced_ticks(port.received[timeline["question_end_tick"]:])
-            if heard and answer_seen_after is None:
-                answer_seen_after = timeline["question_end_tick"] + heard[0]
-            if answer_seen_after is not None and port.tick >= answer_seen_after + args.barge_in_ms // 20:
-                timeline["second_tick"] = port.play(second)
-                timeline["second_end_tick"] = timeline["second_tick"] + len(second) // TICK
-        if args.dtmf and "dtmf_tick" not in timeline and _dtmf_due(args, elapsed, port, timeline):
-            call.dialDtmf(args.dtmf)
-            timeline["dtmf_tick"] = port.tick
-        if args.hold_at is not None and "hold_tick" not in timeline and elapsed >= args.hold_at:
-            call.setHold(pj.CallOpParam(True))
-            timeline["hold_tick"] = port.tick
-        if args.unhold_at is not None and "unhold_tick" not in timeline and elapsed >= args.unhold_at:
-            unhold = pj.CallOpParam(True)
-            unhold.opt.flag = pj.PJSUA_CALL_UNHOLD
-            call.reinvite(unhold)
-            timeline["unhold_tick"] = port.tick
+        schedule.tick(time.monotonic() - started)
     timeline["ended_by"] = "agent" if call.state == "disconnected" else "caller"
     timeline["status"] = call.status
     if call.transfer_to:
         timeline["transfer_to"] = call.transfer_to
-    if call.transferred is not None:  # stay on the transferred call a while, then hang it up
-        settle = time.monotonic() + args.stay_transferred_s
-        while time.monotonic() < settle and call.transferred.state != "disconnected":
-            endpoint.libHandleEvents(10)
-        timeline["transferred_status"] = call.transferred.status
-        timeline["transferred_ended_by"] = "other" if call.transferred.state == "disconnected" else "caller"
-        if call.transferred.state != "disconnected":
-            call.transferred.hangup(pj.CallOpParam(True))
-            for _ in range(100):
-                endpoint.libHandleEvents(10)
-                if call.transferred.state == "disconnected":
-                    break
+    if call.transferred is not None:
+        follow_transfer(endpoint, call, args.stay_transferred_s, timeline)
     if call.state != "disconnected":
-        call.hangup(pj.CallOpParam(True))
-        for _ in range(100):
-            endpoint.libHandleEvents(10)
-            if call.state == "disconnected":
-                break
+        hang_up(endpoint, call)
     with port.lock:
         received, sent = list(port.received), list(port.sent)
     if port.clock is not None:
@@ -365,7 +211,7 @@ def run(args: argparse.Namespace) -> dict:
     # while the clock thread may still call it. Then release pjsua2 objects before the library.
     endpoint.audDevManager().setNoDev()
     call.transferred = None
-    del call, port, conversation, received_since  # the last two hold the port too
+    del call, port, conversation, received_since, schedule  # the last three hold the port too
     account.shutdown()
     del account
     endpoint.libDestroy()

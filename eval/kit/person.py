@@ -20,13 +20,15 @@ from pathlib import Path
 import numpy as np
 import pjsua2 as pj
 
-from eval.kit.caller import (
+from eval.kit.phone import (
     RATE,
     CallerCall,
     CallerPort,
     account_config,
     add_account_arguments,
+    hang_up,
     load_wav,
+    start_endpoint,
     wait_registered,
     write_call,
 )
@@ -60,35 +62,75 @@ class PersonAccount(pj.Account):
         self.call.answer(op)
 
 
+class Person:
+    """What the person does on the call the agent placed: ring, then answer or refuse as --mode says; once the
+    agent's briefing is over, accept (1, or a spoken yes) or decline (2), then say --say to the caller."""
+
+    def __init__(self, args: argparse.Namespace, port: CallerPort, timeline: dict) -> None:
+        self.args, self.port, self.timeline = args, port, timeline
+        self.answered = self.acted = False
+        self._heard_agent = self._quiet = self._seen = 0
+
+    def ringing(self, call: CallerCall, rang_s: float) -> None:
+        """Answer or refuse once it has rung --ring-s (with --mode no-answer, never)."""
+        if self.answered or rang_s < self.args.ring_s or self.args.mode == "no-answer":
+            return
+        op = pj.CallOpParam()
+        if self.args.mode in ("busy", "decline-ring"):
+            op.statusCode = self.timeline["refused"] = 486 if self.args.mode == "busy" else 603
+        else:
+            op.statusCode = 200
+            self.timeline["answered_tick"] = self.port.tick
+        call.answer(op)
+        self.answered = True
+
+    def listening(self, call: CallerCall) -> None:
+        """On the answered call: hear the briefing out, then answer it."""
+        port = self.port
+        with port.lock:
+            new, self._seen = port.received[self._seen:], len(port.received)
+        for frame in new:  # every 20 ms received: the agent speaking, or quiet
+            loud = float(np.sqrt(np.mean(frame.astype(np.float32) ** 2))) > LOUD
+            self._heard_agent += loud
+            self._quiet = 0 if loud else self._quiet + 1
+        if self._heard_agent >= MIN_SPEECH_TICKS and self._quiet >= QUIET_TICKS:
+            self._reply(call)
+
+    def _reply(self, call: CallerCall) -> None:
+        args, port, timeline = self.args, self.port, self.timeline
+        self.acted = True
+        timeline["briefing_end_tick"] = self._seen - QUIET_TICKS
+        timeline["accepted_at"] = time.time()
+        if args.mode == "accept-voice":
+            yes = load_wav(args.yes)
+            timeline["said_yes_tick"] = queued_until(port)
+            timeline["yes_end_at"] = time.time() + 0.02 + voiced_s(yes)
+            port.play(yes)
+        else:
+            digit = "2" if args.mode == "decline" else "1"
+            call.dialDtmf(digit)
+            timeline["pressed"], timeline["pressed_tick"] = digit, port.tick
+        if args.say and args.mode != "decline":
+            port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
+            timeline["said_tick"] = queued_until(port)
+            timeline["said_at"] = time.time() + (timeline["said_tick"] - port.tick) * 0.02
+            port.play(load_wav(args.say))
+
+
 def run(args: argparse.Namespace) -> dict:
-    endpoint = pj.Endpoint()
-    endpoint.libCreate()
-    config = pj.EpConfig()
-    config.uaConfig.threadCnt = 0
-    config.uaConfig.mainThreadOnly = False
-    config.medConfig.clockRate = config.medConfig.sndClockRate = RATE
-    config.medConfig.ecTailLen = 0
-    config.logConfig.level = config.logConfig.consoleLevel = 1
-    endpoint.libInit(config)
-    transport = pj.TransportConfig()
-    transport.port, transport.boundAddress = args.port, args.address
-    endpoint.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
-    endpoint.libStart()
-    endpoint.audDevManager().setNullDev()
+    endpoint = start_endpoint(args.address, args.port, silence_suppression=True)
     port = CallerPort(0.0, 0)
     account = PersonAccount(port)
     account.create(account_config(args, "person"))
     wait_registered(endpoint, account, args.registrar)
     timeline: dict = {"mode": args.mode}
-    started, answered_at, heard_agent, quiet, acted, seen = time.monotonic(), None, 0, 0, False, 0
-    retired: list[CallerCall] = []
+    person, started, retired = Person(args, port, timeline), time.monotonic(), []
     while time.monotonic() - started < args.duration:
         endpoint.libHandleEvents(10)
         call = account.call
         if call is None:
             continue
-        if "called_s" not in timeline:
-            timeline["called_s"] = round(time.monotonic() - started, 2)
+        timeline.setdefault("called_s", round(time.monotonic() - started, 2))
         if call.replaced_by is not None:  # the caller's phone took the agent's place on this call
             retired.append(call)  # pjsua2 still ends it: its object must outlive that
             account.call = call.replaced_by
@@ -97,53 +139,13 @@ def run(args: argparse.Namespace) -> dict:
         if call.state == "disconnected":
             timeline["ended_by"] = timeline.get("ended_by", "agent")
             break
-        if answered_at is None and time.monotonic() - started - timeline["called_s"] >= args.ring_s:
-            if args.mode in ("busy", "decline-ring"):
-                op = pj.CallOpParam()
-                op.statusCode = 486 if args.mode == "busy" else 603
-                call.answer(op)
-                timeline["refused"] = op.statusCode
-                answered_at = time.monotonic()
-            elif args.mode != "no-answer":
-                op = pj.CallOpParam()
-                op.statusCode = 200
-                call.answer(op)
-                answered_at = time.monotonic()
-                timeline["answered_tick"] = port.tick
-        if answered_at is None or acted or call.state != "confirmed":
-            continue
-        with port.lock:
-            new, seen = port.received[seen:], len(port.received)
-        for frame in new:  # every 20 ms received: the agent speaking, or quiet
-            loud = float(np.sqrt(np.mean(frame.astype(np.float32) ** 2))) > LOUD
-            heard_agent += loud
-            quiet = 0 if loud else quiet + 1
-        if heard_agent >= MIN_SPEECH_TICKS and quiet >= QUIET_TICKS:  # the briefing is over: answer it
-            acted = True
-            timeline["briefing_end_tick"] = seen - QUIET_TICKS
-            timeline["accepted_at"] = time.time()
-            if args.mode == "accept-voice":
-                yes = load_wav(args.yes)
-                timeline["said_yes_tick"] = queued_until(port)
-                timeline["yes_end_at"] = time.time() + 0.02 + voiced_s(yes)
-                port.play(yes)
-            else:
-                digit = "2" if args.mode == "decline" else "1"
-                call.dialDtmf(digit)
-                timeline["pressed"], timeline["pressed_tick"] = digit, port.tick
-            if args.say and args.mode != "decline":
-                port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
-                timeline["said_tick"] = queued_until(port)
-                timeline["said_at"] = time.time() + (timeline["said_tick"] - port.tick) * 0.02
-                port.play(load_wav(args.say))
+        person.ringing(call, time.monotonic() - started - timeline["called_s"])
+        if person.answered and not person.acted and call.state == "confirmed":
+            person.listening(call)
     call = account.call
-    if call is not None and call.state not in ("disconnected",):
+    if call is not None and call.state != "disconnected":
         timeline["ended_by"] = "person"
-        call.hangup(pj.CallOpParam(True))
-        for _ in range(100):
-            endpoint.libHandleEvents(10)
-            if call.state == "disconnected":
-                break
+        hang_up(endpoint, call)
     with port.lock:
         received, sent = list(port.received), list(port.sent)
     write_call(args.out, timeline, received, sent)
@@ -151,7 +153,7 @@ def run(args: argparse.Namespace) -> dict:
     endpoint.audDevManager().setNoDev()
     account.call = None
     retired.clear()
-    del call, port
+    del call, port, person
     account.shutdown()
     del account
     endpoint.libDestroy()

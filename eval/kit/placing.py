@@ -15,9 +15,9 @@ import numpy as np
 
 from eval.kit import voices
 from eval.kit.agent_process import REPO, AgentProcess
-from eval.kit.caller import load_wav, save_wav
 from eval.kit.cases import PAUSE, Case
 from eval.kit.noise import Line, babble_talkers, mix
+from eval.kit.phone import load_wav, save_wav
 from eval.kit.ports import free_port_block
 from eval.kit.repeats import NO, YES, about
 

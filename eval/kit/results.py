@@ -9,7 +9,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+VECTOR_FLAGS = {"sse4_2": "SSE4.2", "avx": "AVX", "avx2": "AVX2", "fma": "FMA", "avx512f": "AVX-512F",
+                "avx512_vnni": "AVX-512 VNNI", "avx512_bf16": "AVX-512 BF16", "amx_tile": "AMX"}
+"""/proc/cpuinfo's flags for the vector extensions CTranslate2 and onnxruntime use, and their names."""
 README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
@@ -42,7 +44,7 @@ def machine_stamp(cpuinfo: str, meminfo: str, cores: int, date: str, commit: str
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
     flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M)
     have = set(flags.group(1).split()) if flags else set()
-    vectors = ", ".join(f.upper().replace("_", "-") for f in VECTOR_FLAGS if f in have) or "no vector extensions"
+    vectors = ", ".join(name for flag, name in VECTOR_FLAGS.items() if flag in have) or "no vector extensions"
     total = re.search(r"^MemTotal:\s*(\d+) kB", meminfo, re.M)
     gib = round(int(total.group(1)) / 2**20) if total else 0
     return Stamp(model.group(1).strip() if model else "unknown CPU", vectors, cores, gib, date, commit)

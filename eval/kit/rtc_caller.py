@@ -26,7 +26,8 @@ from aiortc.mediastreams import MediaStreamError
 
 from agent.audio.playout import Playout
 from agent.browser.call import PlayoutTrack, gather_on, mono_16k
-from eval.kit.caller import TICK, load_script, script_conversation, step_started, write_call
+from eval.kit.caller import load_script, script_conversation, step_started
+from eval.kit.phone import TICK, write_call
 from eval.kit.wire import voiced_ticks
 
 

@@ -25,7 +25,8 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from eval.kit.caller import TICK, load_script, script_conversation, step_started, write_call
+from eval.kit.caller import load_script, script_conversation, step_started
+from eval.kit.phone import TICK, write_call
 from eval.kit.wire import voiced_ticks
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from tests.conftest import REPO
 from tests.peers import AgentProcess, baresip_config, heard, next_ports
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call

@@ -14,7 +14,7 @@ import pytest
 
 from agent.deploy import images
 from agent.deploy.engine import docker
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from eval.transfers import MATCH, best_match
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import ASTERISK, Stack, reachable, running

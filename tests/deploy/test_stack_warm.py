@@ -14,7 +14,7 @@ import time
 import pytest
 
 from agent.deploy import images
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture

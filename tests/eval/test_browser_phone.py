@@ -3,7 +3,7 @@
 import numpy as np
 
 from eval.browser_phone import level_end_to_vad_end_ms, summarize
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 
 
 def test_the_page_level_end_is_moved_to_where_the_vad_says_the_question_ended(resolved, questions):

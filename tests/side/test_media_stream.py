@@ -12,7 +12,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from eval.kit.caller import load_wav
+from eval.kit.phone import load_wav
 from tests.peers import AgentProcess, heard
 
 TOKEN = "test-token-media-stream"

@@ -20,6 +20,13 @@ CALL_ID = re.compile(r"^[0-9a-f]{16}$")
 
 def routes(state: SideState, guard: Guard) -> APIRouter:
     router = APIRouter()
+    _owner_routes(router, state, guard)
+    _call_routes(router, state, [Depends(guard.admin)])
+    return router
+
+
+def _owner_routes(router: APIRouter, state: SideState, guard: Guard) -> None:
+    """What callers left and asked: messages, unanswered questions, and the dashboard."""
     admin, page = [Depends(guard.admin)], [Depends(guard.admin_page)]
 
     async def unanswered_groups(days: int, limit: int, instance: str | None = None) -> tuple[int, list[dict]]:
@@ -68,6 +75,11 @@ def routes(state: SideState, guard: Guard) -> APIRouter:
             raise HTTPException(404, f"no message {message_id}")
         return Response(audio, media_type="audio/wav")
 
+
+
+def _call_routes(router: APIRouter, state: SideState, admin: list) -> None:
+    """The calls' records, and their recordings."""
+
     @router.get("/calls", dependencies=admin)
     async def calls(limit: int = Query(50, ge=1, le=500), instance: str | None = INSTANCE) -> dict:
         """Every agent's calls on a shared store, newest first; `instance`: only that agent's."""
@@ -93,5 +105,3 @@ def routes(state: SideState, guard: Guard) -> APIRouter:
         if found is None:
             raise HTTPException(404, f"no call {call_id}")
         return found
-
-    return router

@@ -38,7 +38,7 @@ def test_the_pause_cases_hesitate_once_mid_question():
 
 
 def test_a_hesitation_is_that_much_silence_between_the_two_halves(tmp_path):
-    from eval.kit.caller import load_wav
+    from eval.kit.phone import load_wav
     from eval.kit.placing import spoken
 
     whole = load_wav(spoken("Can I pay by card?", "whole", tmp_path, "slt"))

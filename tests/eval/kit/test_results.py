@@ -25,7 +25,7 @@ FIGURES = [Figure("bundled cases", "wrong answers", "0", "python -m eval.replay 
 def test_the_stamp_names_the_cpu_its_vector_extensions_and_the_memory():
     stamp = machine_stamp(CPUINFO, "MemTotal:       24576000 kB\n", 2, "2026-12-05", "abc1234")
     assert stamp.cpu == "Intel(R) Xeon(R) Platinum 8488C" and stamp.memory_gib == 23
-    assert stamp.vectors == "SSE4-2, AVX, AVX2, FMA, AVX512F, AVX512-VNNI"
+    assert stamp.vectors == "SSE4.2, AVX, AVX2, FMA, AVX-512F, AVX-512 VNNI"
     assert "2 cores" in stamp.line() and "commit abc1234" in stamp.line()
 
 
