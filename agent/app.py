@@ -37,11 +37,12 @@ from agent.side.recordings import Recordings
 from agent.side.turn_audio import TurnAudio
 from agent.sip.admission import AdmissionConfig, flood_limits, parse_networks
 from agent.sip.build_info import installed as installed_pjsua2
-from agent.sip.endpoint import SipConfig, SipEndpoint
+from agent.sip.endpoint import SipEndpoint
 from agent.sip.leg import CallLeg, CallObserver
 from agent.sip.registration import RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal
 from agent.sip.security import TlsConfig
+from agent.sip.setup import SipConfig
 
 log = logging.getLogger(__name__)
 

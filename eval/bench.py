@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.quick)
     args.results.write_text(page)
     if str(args.readme):
-        args.readme.write_text(with_readme_block(args.readme.read_text(), readme_block(stamp, figures)))
+        args.readme.write_text(with_readme_block(args.readme.read_text(), readme_block(stamp, figures, args.quick)))
     print(page)
     return 0
 

@@ -37,9 +37,8 @@ from agent.call.commands import (
 )
 from agent.call.limits import CallLimits, LimitAction
 from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechStarted
-from agent.call.understanding.farewell import is_farewell
-from agent.call.understanding.message import OFFER_AFTER_DECLINES, asks_for_message
-from agent.call.understanding.transfer import asks_for_person
+from agent.call.understanding.intent import Intent, intent
+from agent.call.understanding.message import OFFER_AFTER_DECLINES
 from agent.call.understanding.yes_no import is_bare, is_no, is_yes
 
 
@@ -59,27 +58,6 @@ class CallState(enum.Enum):
     CLOSING = "closing"
     """Saying goodbye, or hanging up."""
     ENDED = "ended"
-
-
-class Intent(enum.Enum):
-    """What a caller's words ask for, before any knowledge base is consulted."""
-
-    GOODBYE = "goodbye"
-    MESSAGE = "leave a message"
-    PERSON = "speak to a person"
-    QUESTION = "question"
-
-
-def intent(transcript: str, *, message_offered: bool) -> Intent:
-    """What the caller's words ask for: the goodbye first ("no, that's all, thanks"), then a message (or a
-    yes to the one just offered), then a person; anything else is a question for the knowledge base."""
-    if is_farewell(transcript):
-        return Intent.GOODBYE
-    if asks_for_message(transcript) or (message_offered and is_yes(transcript)):
-        return Intent.MESSAGE
-    if asks_for_person(transcript):
-        return Intent.PERSON
-    return Intent.QUESTION
 
 
 class CallCore:

@@ -273,11 +273,8 @@ class CallSession:
             note_heard(turn, prepared)
             if turn.transcript:
                 self.leg.said("user", turn.transcript)
-            reply = prepared.reply
-            outcome, commands = self._core.heard(
-                turn.transcript, action=prepared.action, abstained=reply is not None and reply.abstained,
-                chunks=frozenset(s.chunk_id for s in reply.sources) if reply is not None else frozenset(),
-                reply=prepared)
+            outcome, commands = self._core.heard(turn.transcript, action=prepared.action,
+                                                 abstained=prepared.abstained, chunks=prepared.sources, reply=prepared)
             turn.outcome = outcome.value
             if outcome is not TurnOutcome.IGNORED:
                 turn.response_ms = self._speaker.response_ms(speech_end)

@@ -16,21 +16,20 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pjsua2 as pj
 
 from agent.logs import event
-from agent.sip.admission import Admission, AdmissionConfig, SocketBudget, request_cost, rtp_ports_needed
-from agent.sip.build_info import PYPI_IOQUEUE_SOCKETS, PYPI_MAX_CALLS
+from agent.sip.admission import Admission, SocketBudget, request_cost
 from agent.sip.firewall import SipFirewall
 from agent.sip.headers import request_uri_host, secured_kind, takes_replaces
-from agent.sip.leg import CallLeg, CallObserver, SipCall
+from agent.sip.leg import CallLeg, CallObserver
 from agent.sip.pjlog import IncomingRequest, create_library, route_pjsip_logs
-from agent.sip.port import BridgePort, configure_bridge
-from agent.sip.registration import Registration, RegistrationConfig, RegistrationStatus
+from agent.sip.port import BridgePort
+from agent.sip.registration import Registration, RegistrationStatus
 from agent.sip.screening import Refusal, screen_invite
-from agent.sip.security import TlsConfig, configure_srtp, tls_transport
+from agent.sip.setup import SipConfig, account_config, endpoint_config, source_address, start_transports
+from agent.sip.sip_call import SipCall
 from agent.threads import name_native
 
 log = logging.getLogger(__name__)
@@ -38,42 +37,6 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_S = 10
 """Told to callers refused with 503 (shutting down, at capacity)."""
 
-# G.722 first (wideband), then G.711; nothing else is offered or accepted.
-CODEC_PRIORITIES = {"G722/16000/1": 255, "PCMU/8000/1": 254, "PCMA/8000/1": 253}
-
-
-@dataclass(frozen=True)
-class SipConfig:
-    host: str
-    port: int
-    rtp_port_min: int
-    rtp_port_max: int
-    max_calls: int
-    domains: tuple[str, ...] = ()
-    """Request-URI hosts the agent answers besides its own address (a proxy's domain, say)."""
-    user_agent: str = "offline-phone-agent"
-    registration: RegistrationConfig | None = None
-    """REGISTER to this registrar (PBX or trunk); None: take direct calls only."""
-    admission: AdmissionConfig = AdmissionConfig()
-    """Per-source INVITE rates and call counts, and the flood brake (see admission)."""
-    call_slots: int = PYPI_MAX_CALLS
-    """The installed pjsua2's PJSUA_MAX_CALLS (see build_info)."""
-    ioqueue_sockets: int = PYPI_IOQUEUE_SOCKETS
-    """The installed pjsua2's PJ_IOQUEUE_MAX_HANDLES (see build_info)."""
-    tls: TlsConfig | None = None
-    """SIP over TLS on another port of the same address (see security); None: UDP and TCP only."""
-    srtp: str = "off"
-    """SDES-SRTP for calls signalled over TLS: off, optional or mandatory (see security)."""
-
-    @property
-    def accepted_hosts(self) -> frozenset[str]:
-        return frozenset({self.host, "localhost", *(d.lower() for d in self.domains)})
-
-
-def source_address(source: str) -> str:
-    """The IP address of pjsip's 'host:port' source ('[::1]:5060' -> '::1')."""
-    host = source.rsplit(":", 1)[0] if source.count(":") == 1 or source.startswith("[") else source
-    return host.strip("[]")
 
 
 class AgentAccount(pj.Account):
@@ -243,58 +206,13 @@ class SipEndpoint:
     def _create(self) -> pj.Endpoint:
         endpoint = self._partial = pj.Endpoint()
         create_library(endpoint)
-        config = pj.EpConfig()
-        config.uaConfig.threadCnt = 0  # SIP events are handled on this thread, in libHandleEvents
-        config.uaConfig.mainThreadOnly = False
-        # All of the build's PJSUA_MAX_CALLS (a larger value is cut to it without a word): at most this many
-        # INVITEs, answered or being refused, at once; pjsua itself answers 486 beyond it, unlogged.
-        config.uaConfig.maxCalls = self.config.call_slots
-        config.uaConfig.userAgent = self.config.user_agent
-        configure_bridge(config)
+        config = endpoint_config(self.config)
         self._pjsip_log = route_pjsip_logs(config, self._request_seen)  # kept alive as long as the library
         endpoint.libInit(config)
-        transport = pj.TransportConfig()
-        transport.port = self.config.port
-        transport.boundAddress = self.config.host
-        transport.publicAddress = self.config.host
-        endpoint.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
-        endpoint.transportCreate(pj.PJSIP_TRANSPORT_TCP, transport)
-        if self.config.tls is not None:
-            endpoint.transportCreate(pj.PJSIP_TRANSPORT_TLS, tls_transport(self.config.host, self.config.tls))
-        endpoint.libStart()
-        # No sound card: the null device's clock drives the conference bridge.
-        endpoint.audDevManager().setNullDev()
-        for codec in endpoint.codecEnum2():
-            endpoint.codecSetPriority(codec.codecId, CODEC_PRIORITIES.get(codec.codecId, 0))
-        account_config = pj.AccountConfig()
-        account_config.idUri = f"sip:agent@{self.config.host}:{self.config.port}"
-        if self.config.registration is not None:
-            self._configure_registration(account_config, self.config.registration)
-        configure_srtp(account_config.mediaConfig, self.config.srtp)
-        media = account_config.mediaConfig.transportConfig
-        media.port = self.config.rtp_port_min
-        media.portRange = min(self.config.rtp_port_max - self.config.rtp_port_min,
-                              rtp_ports_needed(self.config.max_calls))
-        media.boundAddress = self.config.host
-        media.publicAddress = self.config.host
+        start_transports(endpoint, self.config)
         self._account = AgentAccount(self)
-        self._account.create(account_config, True)
+        self._account.create(account_config(self.config), True)
         return endpoint
-
-    def _configure_registration(self, account_config: pj.AccountConfig, config: RegistrationConfig) -> None:
-        account_config.idUri = config.address_of_record
-        reg = account_config.regConfig
-        reg.registrarUri = config.registrar
-        reg.timeoutSec = config.expires_s
-        reg.retryIntervalSec = 0  # retries are ours, with backoff (see registration_result)
-        reg.firstRetryIntervalSec = 0
-        reg.dropCallsOnFail = False  # a registrar outage must not cut calls in progress
-        reg.unregWaitMsec = 1000
-        if config.password is not None:
-            credentials = pj.AuthCredInfo("digest", config.realm, config.username, 0, config.password)
-            account_config.sipConfig.authCreds.append(credentials)
-        event(log, "sip.registering", registrar=config.registrar, aor=config.address_of_record,
-              expires_s=config.expires_s)
 
     def registration_result(self, code: int, reason: str, expires_s: int) -> None:
         """A REGISTER finished (SIP thread): record it, and schedule the retry when it failed."""

@@ -74,10 +74,11 @@ def results_page(stamp: Stamp, figures: list[Figure], images: list[tuple[str, st
     return "\n".join(lines) + "\n"
 
 
-def readme_block(stamp: Stamp, figures: list[Figure]) -> str:
+def readme_block(stamp: Stamp, figures: list[Figure], quick: bool = False) -> str:
     """The README's "Where it stands": the headline figures of the same run."""
     rows = [f"| {f.benchmark}: {f.name} | {f.value} |" for f in figures if f.headline]
-    return "\n".join([README_START, f"One `eval.bench` run on {stamp.line()} ([all figures](docs/results.md)):", "",
+    command = "eval.bench --quick" if quick else "eval.bench"
+    return "\n".join([README_START, f"One `{command}` run on {stamp.line()} ([all figures](docs/results.md)):", "",
                       "| | |", "|---|---:|", *rows, README_END])
 
 

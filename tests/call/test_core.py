@@ -1,7 +1,6 @@
 """The call core, tick by tick: no models, no sockets, no clock but the one these tests hand it."""
 
 import numpy as np
-import pytest
 
 from agent.call.commands import (
     Action,
@@ -22,7 +21,7 @@ from agent.call.commands import (
     Transfer,
     TurnOutcome,
 )
-from agent.call.core import CallCore, CallState, Intent, intent
+from agent.call.core import CallCore, CallState
 from agent.call.limits import CallLimits
 from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechStarted
 
@@ -278,18 +277,6 @@ def test_a_call_that_just_ends_was_hung_up_by_the_caller():
 def test_a_broken_audio_path_hangs_up_recorded_as_failed():
     call = answered()
     assert call.failed() == [HangUp(Outcome.AUDIO_FAILED)] and call.ended() is Outcome.AUDIO_FAILED
-
-
-@pytest.mark.parametrize("words, offered, expected", [
-    ("No, that's all, thanks. Goodbye.", False, Intent.GOODBYE),
-    ("I'd like to leave a message", False, Intent.MESSAGE),
-    ("Yes please", True, Intent.MESSAGE),
-    ("Yes please", False, Intent.QUESTION),
-    ("Can I speak to someone?", False, Intent.PERSON),
-    ("What are your opening hours?", False, Intent.QUESTION),
-])
-def test_what_the_caller_asks_for_comes_before_the_knowledge_base(words, offered, expected):
-    assert intent(words, message_offered=offered) is expected
 
 
 def test_a_bare_word_that_is_neither_yes_nor_no_is_asked_again_with_the_confirmation_kept_open():

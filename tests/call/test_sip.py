@@ -95,7 +95,8 @@ def test_a_reused_pjsua_call_id_does_not_reach_the_newer_call():
     """pjsua2 recycles call ids: a session that outlives its call must not hang up the next one."""
     from types import SimpleNamespace
 
-    from agent.sip.endpoint import SipConfig, SipEndpoint
+    from agent.sip.endpoint import SipEndpoint
+    from agent.sip.setup import SipConfig
 
     endpoint = SipEndpoint(SipConfig("127.0.0.1", 5060, 40000, 40100, 2), lambda leg: None)
     newer = SimpleNamespace(sip_call_id="second@host")

@@ -71,6 +71,16 @@ class Prepared:
     def action(self) -> Action | None:
         return self.understanding.action if self.understanding is not None else None
 
+    @property
+    def abstained(self) -> bool:
+        """The KB declined the question (its reply is the decline)."""
+        return self.reply is not None and self.reply.abstained
+
+    @property
+    def sources(self) -> frozenset[str]:
+        """The ids of the passages the reply speaks from."""
+        return frozenset(s.chunk_id for s in self.reply.sources) if self.reply is not None else frozenset()
+
 
 async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray,
                                clarified: Clarified = UNCLARIFIED, speculative: bool = False,
