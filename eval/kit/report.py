@@ -77,7 +77,7 @@ def _outcomes(rows: list[dict]) -> dict[str, int]:
     """What the caller got in the end: the right answer (or, out of the KB, a decline), a question left on 'could
     you say it again?' or a confirmation (answered with --caller-repeats, left there without), a decline of a
     question the KB could answer, or a wrong answer."""
-    asked = [r for r in rows if r.get("agent_outcome") in CLARIFICATIONS]
+    asked = [r for r in rows if not r["correct"] and r.get("agent_outcome") in CLARIFICATIONS]
     right = [r for r in rows if r["correct"]]
     declined = [r for r in rows if not r["correct"] and r not in asked and r.get("abstained")]
     return {"right": len(right), "asked_again": len(asked), "declined": len(declined),

@@ -38,3 +38,8 @@ def test_the_latency_split_is_summarised_over_the_cases_that_have_it():
     summary = summarize(rows)
     assert (summary["way_in_p50_ms"], summary["agent_p50_ms"], summary["way_out_p50_ms"]) == (70.0, 481.0, 100.0)
     assert "way_in_p50_ms" not in summarize([row("c", True)])
+
+
+def test_a_question_right_by_the_end_is_right_even_when_its_last_turn_was_a_confirmation():
+    summary = summarize([row("a", True, outcome="confirming"), row("b", False, outcome="confirming")])
+    assert summary["in_kb"] == {"right": 1, "asked_again": 1, "declined": 0, "wrong": 0}
