@@ -126,7 +126,7 @@ class Agent:
         """Stop taking calls (new INVITEs get 503) and end every call politely (see CallSession.wind_down),
         waiting at most `timeout` seconds for them."""
         if self._endpoint is not None:
-            self._endpoint.draining = True
+            self._endpoint.gate.draining = True
         sessions = list(self.sessions.values())
         event(log, "agent.draining", calls=len(sessions), timeout_s=timeout)
         if sessions:

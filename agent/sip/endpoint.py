@@ -20,14 +20,13 @@ from collections.abc import Callable
 import pjsua2 as pj
 
 from agent.logs import event
-from agent.sip.admission import Admission, SocketBudget, request_cost
-from agent.sip.firewall import SipFirewall
+from agent.sip.gate import Gate
 from agent.sip.headers import request_uri_host, secured_kind, takes_replaces
 from agent.sip.leg import CallLeg, CallObserver
-from agent.sip.pjlog import IncomingRequest, create_library, route_pjsip_logs
+from agent.sip.pjlog import create_library, route_pjsip_logs
 from agent.sip.port import BridgePort
 from agent.sip.registration import Registration, RegistrationStatus
-from agent.sip.screening import Refusal, screen_invite
+from agent.sip.screening import Refusal
 from agent.sip.setup import SipConfig, account_config, endpoint_config, source_address, start_transports
 from agent.sip.sip_call import SipCall
 from agent.threads import name_native
@@ -36,7 +35,6 @@ log = logging.getLogger(__name__)
 
 RETRY_AFTER_S = 10
 """Told to callers refused with 503 (shutting down, at capacity)."""
-
 
 
 class AgentAccount(pj.Account):
@@ -71,9 +69,7 @@ class SipEndpoint:
         self._new_call, self._has_room = new_call, has_room
         self._on_registration, self._on_refused = on_registration, on_refused
         self.registration = Registration(config.registration) if config.registration else None
-        self.admission = Admission(config.admission)
-        self.sockets = SocketBudget(config.max_calls, config.ioqueue_sockets)
-        self.firewall = SipFirewall(config.host, config.port, config.tls.port if config.tls else 0)
+        self.gate = Gate(config)
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -83,8 +79,6 @@ class SipEndpoint:
         self._ports: list[BridgePort] = []
         self._spare_ports: list[BridgePort] = []
         self._stopping = threading.Event()
-        self.draining = False
-        """Shutting down: new INVITEs get 503 (the proxy in front tries another agent)."""
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="sip", daemon=True)
@@ -167,14 +161,14 @@ class SipEndpoint:
         event(log, "sip.listening", host=self.config.host, port=self.config.port,
               transports="udp,tcp,tls" if self.config.tls else "udp,tcp",
               tls_port=self.config.tls.port if self.config.tls else 0, srtp=self.config.srtp)
-        self.firewall.attach()
+        self.gate.firewall.attach()
         next_filter_check = 0.0
         try:
             while not self._stopping.is_set():
                 self._endpoint.libHandleEvents(10)
                 self._drain()
                 if (now := time.monotonic()) >= next_filter_check:  # blocks and floods expire
-                    self._update_filter(now)
+                    self.gate.update_filter(now)
                     next_filter_check = now + 1.0
         finally:
             self.listening = False
@@ -207,7 +201,7 @@ class SipEndpoint:
         endpoint = self._partial = pj.Endpoint()
         create_library(endpoint)
         config = endpoint_config(self.config)
-        self._pjsip_log = route_pjsip_logs(config, self._request_seen)  # kept alive as long as the library
+        self._pjsip_log = route_pjsip_logs(config, self.gate.request_seen)  # kept alive as long as the library
         endpoint.libInit(config)
         start_transports(endpoint, self.config)
         self._account = AgentAccount(self)
@@ -241,9 +235,7 @@ class SipEndpoint:
         pjsip must not act on it (see screening), 404 when it is addressed elsewhere, 486 beyond max_calls
         or when the app declines it, else 180 and 200 and hand the call to the app."""
         address = source_address(source)
-        refusal = Refusal(503, "shutting down") if self.draining else None
-        refusal = refusal or self.admission.check(address, time.monotonic()) or screen_invite(message)
-        if refusal is not None:
+        if (refusal := self.gate.refusal(address, message)) is not None:
             return self.refuse(account, call_id, refusal, source)
         host = request_uri_host(message)
         if host not in self.config.accepted_hosts:
@@ -263,26 +255,8 @@ class SipEndpoint:
         if observer is None:  # the app's own limit (the dialled profile's max_calls)
             return self.refuse(account, call_id, Refusal(486, "profile busy"), source, call)
         call.observer, call.source = observer, address
-        self.admission.started(address)
+        self.gate.admission.started(address)
         call.ring_and_answer()
-
-    def _request_seen(self, request: IncomingRequest) -> None:
-        """Every request received, before pjsua acts on it (SIP thread): charge its source, and cut it off
-        in the kernel when it is over its rate."""
-        now, cost = time.monotonic(), request_cost(request.method, request.in_dialog, request.message)
-        self.admission.charge(request.source, now, cost)
-        self._update_filter(now)
-        if cost >= 1:  # an INVITE: pjsua is about to open RTP sockets for it
-            wait = self.sockets.wait_for(now, cost)
-            if wait > 0:
-                event(log, "sip.throttled", logging.WARNING, source=request.source, wait_ms=round(wait * 1000))
-                time.sleep(wait)
-            self.sockets.opened(time.monotonic(), cost)
-
-    def _update_filter(self, now: float) -> None:
-        purged = self.firewall.apply(self.admission.filter_state(now))
-        if purged:
-            event(log, "sip.purged", datagrams=purged)
 
     def refuse(self, account: AgentAccount, call_id: int, refusal: Refusal, source: str,
                call: SipCall | None = None) -> None:
@@ -296,7 +270,7 @@ class SipEndpoint:
         # (it frees a cloned rdata it never made).
         retry_after = RETRY_AFTER_S if refusal.status == 503 else None
         self.call_soon(lambda: call.reject(refusal.status, retry_after))
-        self.firewall.purge()  # the rest of a flood already queued, from a source just cut off
+        self.gate.firewall.purge()  # the rest of a flood already queued, from a source just cut off
 
     def _adopt(self, account: AgentAccount, call_id: int) -> SipCall:
         """The SipCall for pjsua's new call `call_id`. pjsua gives a call's id to the next call as soon as
@@ -336,7 +310,7 @@ class SipEndpoint:
         """Drop a disconnected call (deferred: never inside its own callback). The call and its
         conference port are released here, on the SIP thread."""
         if call.source:
-            self.admission.ended(call.source)
+            self.gate.admission.ended(call.source)
             call.source = ""
 
         def drop() -> None:

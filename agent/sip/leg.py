@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 class LegHost(Protocol):
     """What a call needs from the endpoint that owns it (SipEndpoint; a Protocol, so leg.py need not import it)."""
 
-    firewall: Any
-    """Has lock_media(local_ports, peers) -> bool (see firewall)."""
+    gate: Any
+    """Its firewall has lock_media(local_ports, peers) -> bool (see gate, firewall)."""
 
     def call_soon(self, command: Callable[[], None]) -> None: ...
     def dial(self, target: str, observer: CallObserver) -> concurrent.futures.Future: ...

@@ -156,7 +156,7 @@ class SipCall(pj.Call):
         stream = self.getStreamInfo(index)
         ports = [int(transport.localRtpName.rsplit(":", 1)[1]), int(transport.localRtcpName.rsplit(":", 1)[1])]
         peers = {host for host in (stream.remoteRtpAddress.rsplit(":", 1)[0].strip("[]"), self.source) if host}
-        locked = self._endpoint.firewall.lock_media(ports, peers)
+        locked = self._endpoint.gate.firewall.lock_media(ports, peers)
         event(log, "call.media_locked", call=self.sip_call_id, rtp_port=ports[0], peers=",".join(sorted(peers)),
               locked=locked)
 
