@@ -3,7 +3,7 @@
     python -m eval.kit.caller --target sip:agent@127.0.0.1:5060 --port 5072 --question q.wav --out DIR
         [--address IP] [--registrar sip:PBX --user 6001 --password SECRET]
         [--codec PCMU|PCMA|G722] [--question-at 3] [--second q2.wav --barge-in-ms 800]
-        [--echo-db -12 --echo-delay-ms 80] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
+        [--echo-db -12 --echo-delay-ms 80 --echo-from-s 0] [--dtmf '*' (--dtmf-at 12 | --dtmf-after-answer)]
         [--hold-at 5 --unhold-at 9] [--accept-transfer]
         [--script steps.json [--react --hint WORDS]] [--duration 20]
 
@@ -97,7 +97,8 @@ def place(args: argparse.Namespace) -> tuple[pj.Endpoint, pj.Account, CallerPort
     account = pj.Account()
     account.create(account_config(args, "caller"))
     wait_registered(endpoint, account, args.registrar)
-    port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20)
+    port = CallerPort(10 ** (args.echo_db / 20) if args.echo_db is not None else 0.0, args.echo_delay_ms // 20,
+                      round(args.echo_from_s * 50))
     call = CallerCall(account, port, args.accept_transfer)
     call.makeCall(args.target + (";transport=tcp" if args.tcp else ""), pj.CallOpParam(True))
     return endpoint, account, port, call
@@ -240,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--second-at", type=float, help="start the second question at this time instead")
     parser.add_argument("--echo-db", type=float)
     parser.add_argument("--echo-delay-ms", type=int, default=80)
+    parser.add_argument("--echo-from-s", type=float, default=0.0, help="the echo starts this far into the call")
     parser.add_argument("--dtmf")
     parser.add_argument("--dtmf-at", type=float, default=10.0)
     parser.add_argument("--dtmf-after-answer", action="store_true",

@@ -48,14 +48,15 @@ def save_wav(path: Path, audio: np.ndarray) -> None:
 class CallerPort(pj.AudioMediaPort):
     """Plays scheduled audio (plus an optional echo of what it hears) and records every tick."""
 
-    def __init__(self, echo_gain: float, echo_delay_ticks: int) -> None:
+    def __init__(self, echo_gain: float, echo_delay_ticks: int, echo_from_tick: int = 0) -> None:
+        """The echo: what it heard `echo_delay_ticks` ago, at `echo_gain`, from tick `echo_from_tick` on."""
         super().__init__()
         self.lock = threading.Lock()
         self.tick = 0
         self.queue: list[np.ndarray] = []  # frames waiting to be sent
         self.sent: list[np.ndarray] = []
         self.received: list[np.ndarray] = []
-        self.echo_gain, self.echo_delay = echo_gain, echo_delay_ticks
+        self.echo_gain, self.echo_delay, self.echo_from = echo_gain, echo_delay_ticks, echo_from_tick
         self.closed = False
         self.clock: tuple[float, int, float] | None = None
         """(Unix time of tick 1, the latest tick, its Unix time): maps ticks to the agent's clock (see tick_time)."""
@@ -78,7 +79,7 @@ class CallerPort(pj.AudioMediaPort):
             self.tick += 1
             self.clock = (self.clock[0] if self.clock else now, self.tick, now)
             out = self.queue.pop(0) if self.queue else np.zeros(TICK, dtype=np.int16)
-            if self.echo_gain and len(self.received) > self.echo_delay:
+            if self.echo_gain and self.tick >= self.echo_from and len(self.received) > self.echo_delay:
                 echo = self.received[-1 - self.echo_delay].astype(np.float32) * self.echo_gain
                 out = np.clip(out.astype(np.float32) + echo, -32768, 32767).astype(np.int16)
             self.sent.append(out)

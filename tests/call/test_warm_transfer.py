@@ -15,6 +15,8 @@ from tests.conftest import REPO
 from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
 
 TOKEN = "test-token-warm-transfer"
+ECHO_ONCE_ASKED = ("--echo-db", "-6", "--echo-from-s", "10")
+"""The caller's question is over by then (it starts at 3 s), and the agent, finding someone, listens to no turn."""
 
 
 def record_of(agent, timeline: dict) -> dict:
@@ -91,8 +93,10 @@ def test_the_person_who_accepts_is_told_who_waits_and_then_the_two_hear_each_oth
                                                                                     tmp_path, mode):
     ua = person(warm_agent, tmp_path, mode, voices, duration=75)
     # The caller sends back what it hears (an echo at -6 dB): once the two are joined, the person hears their own
-    # words come back through the caller's line, whenever that happens.
-    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), "--echo-db", "-6", duration=60)
+    # words come back through the caller's line, whenever that happens. The echo starts once the caller has asked
+    # for a person: at -6 dB it is louder than the agent's echo gate lets pass (see echo), and would otherwise
+    # talk over the greeting.
+    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), *ECHO_ONCE_ASKED, duration=60)
     assert ua.wait(timeout=60) == 0, ua.stderr[-2000:]
     taken = person_timeline(tmp_path)
     assert "answered_tick" in taken and ("pressed" in taken) == (mode == "accept")
@@ -130,7 +134,7 @@ def test_a_person_who_does_not_take_the_call_gets_the_caller_an_offer_of_a_messa
 def test_a_phone_that_takes_replaces_is_handed_the_person_and_the_agent_leaves_the_line(warm_agent, voices, models,
                                                                                        tmp_path):
     ua = person(warm_agent, tmp_path, "accept", voices, duration=75)
-    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), "--echo-db", "-6",
+    timeline = place_call(warm_agent, tmp_path, "--question", str(voices["ask"]), *ECHO_ONCE_ASKED,
                           "--accept-transfer", "--stay-transferred-s", "20", duration=60)
     assert ua.wait(timeout=60) == 0, ua.stderr[-2000:]
     taken = person_timeline(tmp_path)
