@@ -29,7 +29,7 @@ from agent.deploy import engine
 from eval.kit import voices
 from eval.kit.agent_process import REPO, AgentProcess
 from eval.kit.call_scoring import score_call, score_recording, scorer
-from eval.kit.cases import load_cases
+from eval.kit.cases import call_groups, load_cases
 from eval.kit.placing import Repeats, kb_chunks, kb_hint, run_call
 from eval.kit.ports import free_port_block
 from eval.kit.recording import read_two_files
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     resolved = resolve_all(settings)
     transcriber = scorer(resolved["asr"])
     vad = lambda: SileroVad.open(resolved["vad"].location)  # noqa: E731 - one per scored call
-    chosen = list(call_groups(args.cases).items())[:args.limit or None]
+    chosen = list(call_groups(load_cases(args.cases)).items())[:args.limit or None]
     hint = kb_hint(args.kb)
     repeats = Repeats(kb_chunks(args.kb), hint)  # callers answer the agent's clarifications, as in eval.replay's
     callers = args.voices.split(",")
@@ -191,13 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "report.json").write_text(json.dumps({**report, "cases": rows}, indent=2))
     print(json.dumps(report, indent=2))
     return 0
-
-
-def call_groups(cases: Path) -> dict[str, list]:
-    calls: dict = {}
-    for case in load_cases(cases):
-        calls.setdefault(case.call, []).append(case)
-    return calls
 
 
 def compare(rows: dict[str, list[dict]]) -> dict:

@@ -30,7 +30,7 @@ from agent.knowledge.grounding import unsupported
 from eval.kit import voices
 from eval.kit.agent_process import AgentProcess
 from eval.kit.call_scoring import score_call, score_recording, scorer
-from eval.kit.cases import Case, load_cases
+from eval.kit.cases import Case, call_groups, load_cases
 from eval.kit.diagnosis import agent_call, join_agent_record
 from eval.kit.noise import Line
 from eval.kit.placing import TOKEN, Repeats, babble_speakers, kb_chunks, kb_hint, run_call
@@ -128,10 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_module.parse([], os.environ)
     resolved = resolve_all(settings)
     cases = load_cases(args.cases)
-    calls: dict[str, list[Case]] = {}
-    for case in cases:
-        calls.setdefault(case.call, []).append(case)
-    chosen = list(calls.items())[:args.limit] if args.limit else list(calls.items())
+    chosen = list(call_groups(cases).items())[:args.limit or None]
     voices_ = args.voices.split(",")
     for voice in voices_:
         try:
@@ -227,9 +224,7 @@ def main_recorded(args: argparse.Namespace) -> int:
     from agent.models.load import resolve_all
     from agent.speech.vad import SileroVad
 
-    calls: dict[str, list[Case]] = {}
-    for case in load_cases(args.cases):
-        calls.setdefault(case.call, []).append(case)
+    calls = call_groups(load_cases(args.cases))
     if args.call is None and len(calls) != 1:
         print(f"--call is needed: the cases have {len(calls)} call groups", file=sys.stderr)
         return 2

@@ -59,9 +59,10 @@ class CallSession:
         self.leg, self._loop, self._pipeline, self._config = leg, loop, pipeline, config
         self._memory, self._phrases = memory, phrases
         self._listener, self._ear = Listener(listening, config.echo_gate_db), Ear(config.turns, config.endpointing)
+        warm = config.warm_transfer if leg.can_transfer else None
         self._core = CallCore(CallLimits(loop.time(), config.inactivity_s, config.max_call_s, config.dead_call_s),
                               config.transfer_digit, config.transfer_to if leg.can_transfer else "",
-                              warm_transfer=config.warm_transfer is not None and leg.can_transfer)
+                              warm_transfer=warm is not None)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._ended = asyncio.Event()
@@ -77,8 +78,7 @@ class CallSession:
         self._continuing = False
         """The next turn is the rest of a question whose answer was cut off."""
         self._speaker = Speaker(leg, pipeline, memory, config.model_deadline_s)
-        self._put_through = PutThrough(leg, self.record, reporter, pipeline,
-                                       config.warm_transfer if leg.can_transfer else None)
+        self._put_through = PutThrough(leg, self.record, reporter, pipeline, warm)
         self._messages = MessageTaker(config.messages, self.record, leg.playout, reporter,
                                       phrases[Phrase.MESSAGE_SAVED],
                                       off_loop(pipeline.models,

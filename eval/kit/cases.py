@@ -77,3 +77,11 @@ def load_cases(path: Path) -> list[Case]:
                           path.parent / raw["repeat_audio"] if raw.get("repeat_audio") else None,
                           int(raw.get("pause_ms", PAUSE_MS)), heading, str(raw.get("kind", ""))))
     return cases
+
+
+def call_groups(cases: list[Case]) -> dict[str, list[Case]]:
+    """The cases by the call they are asked in, in order of their first question."""
+    calls: dict[str, list[Case]] = {}
+    for case in cases:
+        calls.setdefault(case.call, []).append(case)
+    return calls

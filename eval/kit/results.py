@@ -9,6 +9,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.kit.report import percentile
+
 VECTOR_FLAGS = {"sse4_2": "SSE4.2", "avx": "AVX", "avx2": "AVX2", "fma": "FMA", "avx512f": "AVX-512F",
                 "avx512_vnni": "AVX-512 VNNI", "avx512_bf16": "AVX-512 BF16", "amx_tile": "AMX"}
 """/proc/cpuinfo's flags for the vector extensions CTranslate2 and onnxruntime use, and their names."""
@@ -95,7 +97,7 @@ def plot_latency(latencies_ms: list[float], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.hist(latencies_ms, bins=min(25, max(5, len(latencies_ms) // 2)), color="#3b7dd8")
     for q, style in ((50, "--"), (95, ":")):
-        ax.axvline(_percentile(latencies_ms, q), color="black", linestyle=style, label=f"p{q}")
+        ax.axvline(percentile(latencies_ms, q), color="black", linestyle=style, label=f"p{q}")
     ax.set_xlabel("end of question → first answer audio on the wire (ms)")
     ax.set_ylabel("questions")
     ax.legend()
@@ -123,12 +125,6 @@ def plot_load(levels: list[dict], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-
-
-def _percentile(values: list[float], q: float) -> float:
-    import numpy as np
-
-    return float(np.percentile(values, q))
 
 
 def _pyplot():
