@@ -44,6 +44,7 @@ from agent.side.turn_audio import purge as purge_turn_audio
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.port import BRIDGE_RATE
 from agent.sip.security import make_self_signed
+from agent.stages import knowledge_config
 
 log = logging.getLogger("agent")
 
@@ -208,8 +209,8 @@ async def _knowledge_bases(settings: Settings, dialplan: Dialplan, models: Model
     """Each profile's KB, indexed (only what changed since the last start is embedded again) and ready."""
     knowledge = {}
     for profile in dialplan.profiles:
-        knowledge[profile.name] = open_knowledge(settings, models.embedder, embedder_identity, background,
-                                                 kb_dir=profile.kb_dir, index_path=profile.index_path)
+        knowledge[profile.name] = open_knowledge(knowledge_config(settings, profile.kb_dir, profile.index_path),
+                                                 models.embedder, embedder_identity, background)
         await asyncio.to_thread(knowledge[profile.name].index.refresh, Progress("embedding kb", "texts"))
         await asyncio.to_thread(knowledge[profile.name].prepare)
     return knowledge

@@ -14,18 +14,12 @@ from collections.abc import Callable
 import pjsua2 as pj
 
 from agent.call.capacity import Capacity, CapacityConfig
-from agent.call.config import CallConfig
-from agent.call.listening.endpointing import EndpointConfig
 from agent.call.listening.listen import ListenClock
-from agent.call.listening.turns import TurnConfig
 from agent.call.record import CallReporter
 from agent.call.session import CallSession
-from agent.call.speaking.phrase import Phraser
 from agent.call.speaking.prerender import Prerenderer
 from agent.call.speaking.voice import Phrases, Voice
-from agent.call.understanding.message import MessageConfig
 from agent.call.understanding.prepare import Pipeline
-from agent.call.warm_transfer import WarmTransferConfig, targets
 from agent.call.workers import ModelWorkers, Priority
 from agent.dialplan import Dialplan, Profile
 from agent.knowledge.base import KnowledgeBase
@@ -43,6 +37,7 @@ from agent.sip.registration import RegistrationConfig, RegistrationStatus
 from agent.sip.screening import Refusal
 from agent.sip.security import TlsConfig
 from agent.sip.setup import SipConfig
+from agent.stages import call_config, phraser
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +73,7 @@ class Agent:
         # a re-index.
         self._listening = ListenClock(models.vad.run_streams, settings.listen_tick_ms / 1000,
                                       settings.listen_quiet_tick_ms / 1000)
-        self.phraser = Phraser.from_settings(settings)
+        self.phraser = phraser(settings)
         """An LLM phrasing answers for every call, or None (AGENT_LLM_URL unset)."""
         self.turn_audio = TurnAudio(settings.turn_audio_dir) if settings.turn_audio_dir else None
         self.recordings = Recordings(settings.recordings_path, reporter.call_recorded) if settings.record_calls \
@@ -230,17 +225,3 @@ class Agent:
 
         task.add_done_callback(done)
         return task
-
-
-def call_config(s: Settings, profile: Profile) -> CallConfig:
-    """What a call on `profile` needs of the settings."""
-    return CallConfig(
-        turns=TurnConfig(s.vad_threshold, s.vad_min_speech_ms, s.vad_hangover_ms, s.vad_max_utterance_s,
-                         barge_in_ms=s.vad_barge_in_ms, pause_ms=s.vad_pause_ms),
-        endpointing=EndpointConfig(s.vad_hangover_ms, s.vad_short_hangover_ms, s.vad_long_hangover_ms,
-                                   s.vad_early_end),
-        messages=MessageConfig(s.message_max_s, s.message_silence_s), echo_gate_db=s.echo_gate_db,
-        inactivity_s=profile.inactivity_s, max_call_s=profile.max_call_s, dead_call_s=s.dead_call_s,
-        model_deadline_s=s.model_deadline_s, transfer_to=profile.transfer_to, transfer_digit=profile.transfer_digit,
-        warm_transfer=WarmTransferConfig(targets(profile.transfer_to), s.transfer_ring_s)
-        if s.transfer_mode == "warm" and profile.transfer_to else None)

@@ -10,7 +10,7 @@ import sys
 from agent.call.speaking.prerender import plan
 from agent.call.speaking.voice import Voice, phrase_texts
 from agent.dialplan import Dialplan
-from agent.knowledge.base import KnowledgeBase, open_knowledge_alone
+from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.models.fetch import fetch_models
 from agent.models.load import load_all, load_voices, resolve_all
@@ -20,6 +20,7 @@ from agent.settings import Settings
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.build_info import security_features
 from agent.sip.port import BRIDGE_RATE
+from agent.stages import open_knowledge_alone
 
 
 def command_models(args: argparse.Namespace, settings: Settings) -> int:

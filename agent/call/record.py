@@ -150,6 +150,8 @@ class CallBook:
                  keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
                  recorder: CallAudioRecorder | None = None) -> None:
         self.record, self.reporter, self._keep_audio, self.recorder = record, reporter, keep_audio, recorder
+        self._continuing = False
+        """The next turn is the rest of a question whose answer was cut off."""
 
     @classmethod
     def open(cls, leg: CallTransport, now: float, reporter: CallReporter,
@@ -182,6 +184,12 @@ class CallBook:
         event(log, name, logging.ERROR, call=self.record.sip_call_id, stage=stage, error=type(error).__name__)
         self.reporter.error(stage)
 
+    def new_turn(self, silence_ms: float) -> TurnRecord:
+        """The record of a turn that ended `silence_ms` ago, and whether it goes on with a cut-off question."""
+        turn = TurnRecord(started=time.time(), endpointing_ms=float(silence_ms), continues=self._continuing)
+        self._continuing = False
+        return turn
+
     def turn(self, turn: TurnRecord, audio: np.ndarray) -> None:
         self.record.turns.append(turn)
         self.reporter.turn_done(self.record, turn)
@@ -195,14 +203,15 @@ class CallBook:
               speech_end_at=round(turn.started - turn.endpointing_ms / 1000, 3))
 
     def cut_off(self) -> bool:
-        """The last answer was cut off (the caller is going on with the question): its turn is recorded so.
-        False when there was no answer to take back."""
+        """The last answer was cut off (the caller is going on with the question): its turn is recorded so, and
+        the next turn goes on with it. False when there was no answer to take back."""
         turns = self.record.turns
         last = turns[-1] if turns else None
         if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
             return False
         last.outcome = TurnOutcome.CUT_OFF.value
         self.reporter.turn_cut_off(self.record, len(turns), last)
+        self._continuing = True
         return True
 
     def ended(self) -> None:

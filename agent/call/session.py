@@ -3,10 +3,8 @@
 The shell around the pure call core (core.py), which decides barge-in, hold, DTMF, what the caller asked
 for, transfer, endings and time limits: this is its one driver, feeding it events and carrying its commands out.
 The transport's threads reach the session only through the `on_*` methods, which hop onto the event loop. The
-stages it calls hold no reference to the core and no callback into the session: the caller's audio is heard by
-listening/, replies are made by understanding/ (replies.py, prepare.py) and spoken by speaking/ (speak.py), messages
-taken by message_taker.py, transfers carried out by put_through.py; models run in worker threads, and the loop
-itself only moves frames and events.
+stages it calls (parts.py) hold no reference to the core and no callback into the session; models run in worker
+threads, and the loop itself only moves frames and events.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import asyncio
 import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -25,21 +22,15 @@ from agent.call.commands import Outcome, Phrase, TurnOutcome
 from agent.call.config import CallConfig
 from agent.call.core import CallCore, CallState
 from agent.call.limits import CallLimits
-from agent.call.listening.ear import Ear
-from agent.call.listening.listen import ListenClock, Listener, Window
+from agent.call.listening.listen import ListenClock, Window
 from agent.call.listening.turns import SpeechEnded, SpeechResumed
-from agent.call.message_taker import MessageTaker
-from agent.call.put_through import PutThrough
-from agent.call.record import CallAudioRecorder, CallBook, CallRecord, CallReporter, TurnRecord, note_heard
-from agent.call.speaking.speak import Speaker
+from agent.call.parts import CallParts
+from agent.call.record import CallAudioRecorder, CallRecord, CallReporter, note_heard
 from agent.call.speaking.voice import Phrases
 from agent.call.transport import CallTransport
 from agent.call.understanding.prepare import Pipeline, Prepared
-from agent.call.understanding.replies import Replies
-from agent.call.workers import off_loop
 from agent.knowledge.memory import CallMemory
 from agent.logs import event
-from agent.speech.asr import words
 
 log = logging.getLogger(__name__)
 
@@ -51,39 +42,22 @@ class CallSession:
                  listening: ListenClock, memory: CallMemory, reporter: CallReporter, config: CallConfig,
                  *, keep_audio: Callable[[str, int, np.ndarray], None] | None = None,
                  record_call: Callable[[str, float], CallAudioRecorder] | None = None) -> None:
-        """`pipeline`: the models, and the executors they run on (a finished turn's, and the pause's that may
-        refuse: see call/workers); `listening`: the clock every call's VAD runs on, never behind the model pool, so
-        a busy one never delays the turn-taking of any call; `keep_audio(call id, turn, audio)`: where each
-        recorded turn's audio goes (side.turn_audio), if anywhere; `record_call(call id, started)`: the whole
-        call's recorder (side.recordings), when calls are recorded."""
-        self.leg, self._loop, self._pipeline, self._config = leg, loop, pipeline, config
-        self._memory, self._phrases = memory, phrases
-        self._listener, self._ear = Listener(listening, config.echo_gate_db), Ear(config.turns, config.endpointing)
-        warm = config.warm_transfer if leg.can_transfer else None
+        """`pipeline`: the models and their executors (see call/workers); `listening`: the clock every call's VAD
+        runs on, apart from the model pool, so a busy pool never delays turn-taking; `keep_audio(call id, turn,
+        audio)`: where recorded turns go (side.turn_audio); `record_call(call id, started)`: the whole call's
+        recorder (side.recordings), when calls are recorded."""
+        self.leg, self._loop, self._config, self._phrases = leg, loop, config, phrases
         self._core = CallCore(CallLimits(loop.time(), config.inactivity_s, config.max_call_s, config.dead_call_s),
                               config.transfer_digit, config.transfer_to if leg.can_transfer else "",
-                              warm_transfer=warm is not None)
+                              warm_transfer=leg.can_transfer and config.warm_transfer is not None)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._ended = asyncio.Event()
-        self._book = CallBook.open(leg, loop.time(), reporter, keep_audio, record_call)
-        self.record = self._book.record
-        if self._book.recorder is not None:
-            leg.playout.tap = self._book.recorder.played
-        self._replies = Replies(pipeline, memory, config.model_deadline_s)
-        self._reply: asyncio.Task | None = None
-        """The turn being answered."""
-        self._cancel = threading.Event()
-        """Stops the synthesis of the reply being spoken."""
-        self._continuing = False
-        """The next turn is the rest of a question whose answer was cut off."""
-        self._speaker = Speaker(leg, pipeline, memory, config.model_deadline_s)
-        self._put_through = PutThrough(leg, self.record, reporter, pipeline, warm)
-        self._messages = MessageTaker(config.messages, self.record, leg.playout, reporter,
-                                      phrases[Phrase.MESSAGE_SAVED],
-                                      off_loop(pipeline.models,
-                                               functools.partial(words, pipeline.transcriber, full_window=True)),
-                                      loop.time)
+        self._parts = p = CallParts.build(leg, loop, pipeline, phrases, listening, memory, reporter, config,
+                                          keep_audio, record_call)
+        self._listener, self._ear, self._book, self._replies = p.listener, p.ear, p.book, p.replies
+        self._speaker, self._put_through, self._messages = p.speaker, p.put_through, p.messages
+        self.record = p.book.record
 
     # --- called from pjsua2 threads
     def on_media(self, codec: str, clock_rate: int) -> None:
@@ -96,9 +70,7 @@ class CallSession:
         self._loop.call_soon_threadsafe(self._dtmf, digit)
 
     def on_frame(self, pcm: np.ndarray, outbound_rms: float) -> None:
-        self._listener.push(pcm, outbound_rms)  # no hop: the listening clock takes it on its next tick
-        if self._book.recorder is not None:
-            self._book.recorder.heard(pcm)
+        self._parts.heard(pcm, outbound_rms)  # no hop: the listening clock takes it on its next tick
 
     def on_transfer(self, status: int, reason: str, final: bool) -> None:
         self._loop.call_soon_threadsafe(self._put_through.status, status, f"{status} {reason}".strip(), final)
@@ -121,7 +93,7 @@ class CallSession:
             elif isinstance(command, do.RepeatLastReply):
                 self._speaker.say(self._speaker.last_reply)
             elif isinstance(command, do.Interrupt):
-                dropped = self._interrupt()
+                dropped = self._parts.interrupt()
                 if command.cut_off:  # the rest of the question: heard with the first half, answered once
                     self._ear.go_on_from_last()
                     self._take_back()
@@ -173,34 +145,11 @@ class CallSession:
             self.record.outcome = self._core.ended().value
             self.record.reason = reason
             self._ended.set()
-            self._messages.finish("caller hung up", thank=False)  # what was said before the hang-up is kept
-            self._listener.close()
+            self._parts.hung_up()
 
     @property
     def agent_speaking(self) -> bool:
-        return self._replying or self.leg.playout.pending_frames > 0
-
-    @property
-    def _replying(self) -> bool:
-        """A turn is being answered: its reply is prepared, or spoken sentence by sentence."""
-        return self._reply is not None and not self._reply.done()
-
-    def _attentive(self) -> bool:
-        """Whether the caller's audio must be judged at once (read from the listening clock's thread): someone is
-        speaking, a reply is on its way, or a message is being left."""
-        return not self._ear.quiet or self.agent_speaking or self._messages.recording
-
-    def _interrupt(self) -> int:
-        """Barge-in and hold: silence from the next frame on, and stop making the rest of the answer."""
-        dropped = self.leg.playout.clear()
-        self._stop_reply()
-        return dropped
-
-    def _stop_reply(self) -> None:
-        """Stop making the rest of the reply (barge-in, hold, shutdown); what is queued is the caller's to clear."""
-        self._cancel.set()
-        if self._replying:
-            self._reply.cancel()
+        return self._parts.agent_speaking
 
     async def run(self) -> CallRecord:
         """Process the call's audio until it ends, enforcing its time limits."""
@@ -208,7 +157,7 @@ class CallSession:
         watchdog = asyncio.create_task(self._watch_limits())
         try:
             async for window in self._listener.windows(held=lambda: self._core.state is CallState.HELD,
-                                                       attentive=self._attentive):
+                                                       attentive=self._parts.attentive):
                 self._on_window(window)
         except Exception as exc:
             # The audio path broke: a silent line helps nobody, so the call ends, recorded as failed.
@@ -216,14 +165,9 @@ class CallSession:
             self._execute(self._core.failed())
         finally:
             watchdog.cancel()
-            self._replies.drop_speculation()
-            self._interrupt()
             if self._transferring is not None:
                 self._transferring.cancel()
-            self._put_through.close()
-            await self._messages.settle(self._config.model_deadline_s * 3)  # the record holds the message's transcript
-            self.leg.playout.tap = None
-            self._book.ended()
+            await self._parts.close(self._config.model_deadline_s * 3)
         return self.record
 
     def _on_window(self, window: Window) -> None:
@@ -252,8 +196,9 @@ class CallSession:
 
     # --- the caller's turns answered
     def _answer(self, utterance: SpeechEnded) -> None:
-        preparing, self._cancel = self._replies.take(utterance.window, utterance.audio, self._core.clarified)
-        self._reply = asyncio.create_task(self._take_turn(utterance, preparing, self._cancel, self._loop.time()))
+        preparing, self._parts.cancel = self._replies.take(utterance.window, utterance.audio, self._core.clarified)
+        self._parts.reply = asyncio.create_task(self._take_turn(utterance, preparing, self._parts.cancel,
+                                                                self._loop.time()))
 
     async def _take_turn(self, utterance: SpeechEnded, preparing: asyncio.Task, cancelled: threading.Event,
                          turn_end: float) -> None:
@@ -261,8 +206,7 @@ class CallSession:
         of it (a failure is apologised for, not left silent). Latencies count from the caller's last voiced
         window; an LLM's deadline from the end of the turn."""
         speech_end = turn_end - utterance.silence_ms / 1000
-        turn = TurnRecord(started=time.time(), endpointing_ms=float(utterance.silence_ms), continues=self._continuing)
-        self._continuing = False
+        turn = self._book.new_turn(utterance.silence_ms)
         stage, prepared = "timeout", None
         try:
             prepared = await self._replies.ready(preparing, utterance.audio, self._core.clarified, cancelled)
@@ -305,7 +249,6 @@ class CallSession:
         the whole question, is not taken for a follow-up to half of it."""
         if self._book.cut_off():
             self._speaker.forget_last_answer()
-            self._continuing = True
 
     # --- transfer to a person
     async def _transfer(self, target: str) -> None:
@@ -345,7 +288,7 @@ class CallSession:
         goodbyes = [c for c in commands if isinstance(c, do.Goodbye)]
         self._execute([c for c in commands if not isinstance(c, do.Goodbye)])
         self._replies.drop_speculation()
-        self._stop_reply()
+        self._parts.stop_reply()
         self.leg.playout.finish_current()
         for goodbye in goodbyes:
             await self._goodbye(goodbye.outcome, cut=False)
@@ -353,5 +296,5 @@ class CallSession:
     async def _goodbye(self, outcome: Outcome, cut: bool = True) -> None:
         self.record.outcome = outcome.value
         if cut:
-            self._interrupt()
+            self._parts.interrupt()
         await self._speaker.last_words(self._phrases[Phrase.GOODBYE], self._ended)

@@ -35,6 +35,23 @@ RECOVERED_WEIGHT = 0.7
 
 
 @dataclass(frozen=True)
+class KnowledgeConfig:
+    """A knowledge base: its folder, index file and synonyms; how documents are cut; how much is retrieved; and
+    the retrieval score under which a question is declined."""
+
+    kb_dir: Path
+    index_path: Path
+    synonyms_path: Path | None
+    max_file_bytes: int
+    max_total_bytes: int
+    chunk_target_chars: int
+    chunk_max_chars: int
+    top_k: int
+    budget_chars: int
+    abstain_below: float
+
+
+@dataclass(frozen=True)
 class SourceRef:
     """Where an answer sentence came from."""
 
@@ -237,28 +254,12 @@ class KnowledgeBase:
                            reply.answer_ms) for sentence in reply.sentences]
 
 
-def open_knowledge(settings, embedder, embedder_identity: str, executor: Executor | None = None, *,
-                   kb_dir: Path | None = None, index_path: Path | None = None) -> KnowledgeBase:
-    """The knowledge base the settings describe (or the given KB directory and index file, for a dialplan
-    profile), loaded from its SQLite index (call `index.refresh()` next)."""
-    index = KnowledgeIndex(kb_dir or settings.kb_dir, index_path or settings.index_path, embedder,
-                           max_file_bytes=settings.kb_max_file_bytes, max_total_bytes=settings.kb_max_total_bytes,
-                           chunk_target_chars=settings.chunk_target_chars, chunk_max_chars=settings.chunk_max_chars,
-                           model_identity=embedder_identity)
-    return KnowledgeBase(index, embedder, top_k=settings.retrieval_top_k, budget_chars=settings.retrieval_budget_chars,
-                         abstain_below=settings.abstain_threshold, executor=executor,
-                         synonym_groups=load_groups(index.kb_dir / KB_FILE, settings.synonyms_path))
-
-
-def open_knowledge_alone(settings, executor: Executor | None = None, *, kb_dir: Path | None = None,
-                         index_path: Path | None = None) -> KnowledgeBase:
-    """The knowledge base with only its embedder loaded (CLI `kb` command, evals)."""
-    from agent.knowledge.embedder import ARCHITECTURES, Embedder
-    from agent.models.manifest import load_manifest
-    from agent.models.verify import identity, resolve
-
-    model = resolve("embedder", settings.embed_model, settings.embed_model_path, settings.models_path,
-                    load_manifest())
-    embedder = Embedder(model, ARCHITECTURES.get(settings.embed_model, settings.embed_model),
-                        threads=settings.model_threads)
-    return open_knowledge(settings, embedder, identity(model), executor, kb_dir=kb_dir, index_path=index_path)
+def open_knowledge(config: KnowledgeConfig, embedder, embedder_identity: str,
+                   executor: Executor | None = None) -> KnowledgeBase:
+    """The knowledge base `config` describes, loaded from its SQLite index (call `index.refresh()` next)."""
+    index = KnowledgeIndex(config.kb_dir, config.index_path, embedder, max_file_bytes=config.max_file_bytes,
+                           max_total_bytes=config.max_total_bytes, chunk_target_chars=config.chunk_target_chars,
+                           chunk_max_chars=config.chunk_max_chars, model_identity=embedder_identity)
+    return KnowledgeBase(index, embedder, top_k=config.top_k, budget_chars=config.budget_chars,
+                         abstain_below=config.abstain_below, executor=executor,
+                         synonym_groups=load_groups(index.kb_dir / KB_FILE, config.synonyms_path))

@@ -20,11 +20,11 @@ from collections.abc import Callable
 import pjsua2 as pj
 
 from agent.logs import event
+from agent.sip.call_table import CallTable
 from agent.sip.gate import Gate
 from agent.sip.headers import request_uri_host, secured_kind, takes_replaces
 from agent.sip.leg import CallLeg, CallObserver
 from agent.sip.pjlog import create_library, route_pjsip_logs
-from agent.sip.port import BridgePort
 from agent.sip.registration import Registration, RegistrationStatus
 from agent.sip.screening import Refusal
 from agent.sip.setup import SipConfig, account_config, endpoint_config, source_address, start_transports
@@ -73,11 +73,7 @@ class SipEndpoint:
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_order = itertools.count()
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._calls: dict[int, SipCall] = {}
-        self._retired: list[SipCall] = []
-        """Ended calls whose pjsua2 objects wait for their id to be free before they are released (see _adopt)."""
-        self._ports: list[BridgePort] = []
-        self._spare_ports: list[BridgePort] = []
+        self.calls = CallTable()
         self._stopping = threading.Event()
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -116,9 +112,7 @@ class SipEndpoint:
                 placed.set_result(None)
                 return
             call_id = call.getId()
-            if (ended := self._calls.get(call_id)) is not None:
-                self._retired.append(ended)
-            self._calls[call_id] = call
+            self.calls.add(call_id, call)
             call.set_id(call_id)
             placed.set_result(call.make_leg())
 
@@ -130,7 +124,7 @@ class SipEndpoint:
         done: concurrent.futures.Future = concurrent.futures.Future()
 
         def connect() -> None:
-            calls = [self.find(leg._pj_id, leg.sip_call_id) for leg in (first, second)]
+            calls = [self.calls.find(leg._pj_id, leg.sip_call_id) for leg in (first, second)]
             media = [call.audio_media() if call is not None else None for call in calls]
             if None in media:
                 done.set_result(False)
@@ -141,10 +135,6 @@ class SipEndpoint:
 
         self.call_soon(connect)
         return done
-
-    @property
-    def active_calls(self) -> int:
-        return len(self._calls)
 
     # --- SIP thread
     def _run(self) -> None:
@@ -182,7 +172,7 @@ class SipEndpoint:
             try:
                 command = self._commands.get_nowait()
             except queue.Empty:
-                self._release_retired()
+                self.calls.release_retired()
                 return
             try:
                 command()
@@ -241,9 +231,9 @@ class SipEndpoint:
         if host not in self.config.accepted_hosts:
             # Not ours (a misrouted or hostile INVITE): never set up media toward whoever sent it.
             return self.refuse(account, call_id, Refusal(404, "not this host"), source)
-        if len(self._calls) >= self.config.max_calls:
+        if len(self.calls) >= self.config.max_calls:
             return self.refuse(account, call_id, Refusal(486, "max calls"), source)
-        if not self._has_room(len(self._calls)):
+        if not self._has_room(len(self.calls)):
             # 503 with Retry-After: a proxy in front (Kamailio's dispatcher) tries another agent at once.
             return self.refuse(account, call_id, Refusal(503, "at capacity"), source)
         call = self._adopt(account, call_id)
@@ -273,64 +263,27 @@ class SipEndpoint:
         self.gate.firewall.purge()  # the rest of a flood already queued, from a source just cut off
 
     def _adopt(self, account: AgentAccount, call_id: int) -> SipCall:
-        """The SipCall for pjsua's new call `call_id`. pjsua gives a call's id to the next call as soon as
-        the call is gone, and pjsua2's Call destructor detaches and hangs up whatever call holds its id
-        at that moment: releasing the ended call this one replaces would hang up the new one, and inside
-        onIncomingCall that aborts the process (pjsua2 then frees the INVITE's rdata a second time). So
-        ended calls are retired, and released only once no live call holds their id."""
-        ended = self._calls.get(call_id)
-        if ended is not None:
-            self._retired.append(ended)
-        call = self._calls[call_id] = SipCall(account, call_id, self)
+        """The SipCall for pjsua's new call `call_id` (see call_table for why an ended call with its id is kept)."""
+        call = SipCall(account, call_id, self)
+        self.calls.add(call_id, call)
         return call
 
-    def _release_retired(self) -> None:
-        """Release the retired calls whose id no live call holds (SIP thread, outside pjsua2's callbacks)."""
-        if self._retired:
-            self._retired = [call for call in self._retired if call.isActive()]
-
-    def acquire_port(self) -> BridgePort:
-        """A conference port for a call: a spare one, or a new one (SIP thread only)."""
-        if self._spare_ports:
-            return self._spare_ports.pop()
-        port = BridgePort(f"line{len(self._ports)}")
-        self._ports.append(port)
-        return port
-
-    def release_port(self, port: BridgePort) -> None:
-        self._spare_ports.append(port)
-
-    def find(self, call_id: int, sip_call_id: str) -> SipCall | None:
-        """The live call with this pjsua2 id and Call-ID (SIP thread only). pjsua2 reuses ids once a
-        call is gone, so a session that outlives its call must not reach the next call on its id."""
-        call = self._calls.get(call_id)
-        return call if call is not None and call.sip_call_id == sip_call_id else None
-
     def forget(self, call_id: int, call: SipCall) -> None:
-        """Drop a disconnected call (deferred: never inside its own callback). The call and its
-        conference port are released here, on the SIP thread."""
+        """Drop a disconnected call (deferred: never inside its own callback); it is released on the SIP thread."""
         if call.source:
             self.gate.admission.ended(call.source)
             call.source = ""
-
-        def drop() -> None:
-            if self._calls.get(call_id) is call:  # not a newer call that took the same id (that retired it)
-                self._retired.append(self._calls.pop(call_id))
-
-        self.call_soon(drop)
+        self.call_soon(lambda: self.calls.drop(call_id, call))
 
     def _shutdown(self) -> None:
         try:
-            for call in list(self._calls.values()):
+            for call in self.calls.live():
                 call.hang_up_now()
             for _ in range(50):  # let the BYEs go out
                 self._endpoint.libHandleEvents(10)
-            self._calls.clear()
-            self._retired.clear()
-            # Stop the conference clock before releasing ports (see BridgePort).
+            self.calls.clear()
             self._endpoint.audDevManager().setNoDev()
-            self._spare_ports.clear()
-            self._ports.clear()
+            self.calls.clear_ports()
             self._endpoint.libDestroy()
         except Exception:
             log.exception("sip.shutdown_failed")

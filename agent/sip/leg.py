@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from agent.audio.playout import Playout
-from agent.sip.port import BridgePort
 
 if TYPE_CHECKING:
+    from agent.sip.call_table import CallTable
     from agent.sip.sip_call import SipCall
 
 
@@ -24,13 +24,11 @@ class LegHost(Protocol):
 
     gate: Any
     """Its firewall has lock_media(local_ports, peers) -> bool (see gate, firewall)."""
+    calls: CallTable
 
     def call_soon(self, command: Callable[[], None]) -> None: ...
     def dial(self, target: str, observer: CallObserver) -> concurrent.futures.Future: ...
     def bridge(self, first: CallLeg, second: CallLeg) -> concurrent.futures.Future: ...
-    def find(self, call_id: int, sip_call_id: str) -> SipCall | None: ...
-    def acquire_port(self) -> BridgePort: ...
-    def release_port(self, port: BridgePort) -> None: ...
     def forget(self, call_id: int, call: SipCall) -> None: ...
 
 
@@ -88,8 +86,8 @@ class CallLeg:
         found: concurrent.futures.Future = concurrent.futures.Future()
 
         def refer() -> None:
-            mine = self._endpoint.find(self._pj_id, self.sip_call_id)
-            theirs = self._endpoint.find(other._pj_id, other.sip_call_id)
+            mine = self._endpoint.calls.find(self._pj_id, self.sip_call_id)
+            theirs = self._endpoint.calls.find(other._pj_id, other.sip_call_id)
             if mine is None or theirs is None:
                 found.set_result(None)
             else:
@@ -117,7 +115,7 @@ class CallLeg:
         def ask() -> None:
             if not future.set_running_or_notify_cancel():  # the asker gave up (its task was cancelled)
                 return
-            call = self._endpoint.find(self._pj_id, self.sip_call_id)
+            call = self._endpoint.calls.find(self._pj_id, self.sip_call_id)
             try:
                 future.set_result(question(call) if call is not None else None)
             except Exception as exc:

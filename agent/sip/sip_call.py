@@ -116,7 +116,7 @@ class SipCall(pj.Call):
             self._handing_over = None
         if self.port is not None:
             self.port.detach()
-            self._endpoint.release_port(self.port)
+            self._endpoint.calls.release_port(self.port)
             self.port = None
         if self.observer is not None:
             self.observer.on_ended(f"{info.lastStatusCode} {info.lastReason}".strip())
@@ -140,7 +140,7 @@ class SipCall(pj.Call):
 
     def _connect(self, index: int) -> None:
         if self.port is None and self.observer is not None and not self._ended:
-            self.port = self._endpoint.acquire_port()
+            self.port = self._endpoint.calls.acquire_port()
             self.port.attach(self.playout, self.observer.on_frame)
         if self.port is None:
             return

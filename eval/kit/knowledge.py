@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent import settings as settings_module
-from agent.knowledge.base import KnowledgeBase, open_knowledge_alone
+from agent.knowledge.base import KnowledgeBase
+from agent.stages import open_knowledge_alone
 
 
 def build_knowledge(kb_dir: Path, data_dir: Path, env: dict[str, str]) -> KnowledgeBase:

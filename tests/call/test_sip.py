@@ -100,11 +100,11 @@ def test_a_reused_pjsua_call_id_does_not_reach_the_newer_call():
 
     endpoint = SipEndpoint(SipConfig("127.0.0.1", 5060, 40000, 40100, 2), lambda leg: None)
     newer = SimpleNamespace(sip_call_id="second@host")
-    endpoint._calls[3] = newer  # the id the first call had
-    assert endpoint.find(3, "first@host") is None and endpoint.find(3, "second@host") is newer
+    endpoint.calls.add(3, newer)  # the id the first call had
+    assert endpoint.calls.find(3, "first@host") is None and endpoint.calls.find(3, "second@host") is newer
     endpoint.forget(3, SimpleNamespace(sip_call_id="first@host", source=""))  # the first call's late cleanup
     endpoint._drain()
-    assert endpoint.find(3, "second@host") is newer
+    assert endpoint.calls.find(3, "second@host") is newer
 
 
 def test_a_call_that_takes_the_id_of_one_hung_up_in_the_same_instant_stays_the_agents(agent):

@@ -24,7 +24,7 @@ from agent.knowledge.grounding import judge
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.text import sentences
 from agent.llm.breaker import Breaker
-from agent.llm.client import ChatClient, LlmConfig, LlmError
+from agent.llm.client import ChatClient, LlmError
 from agent.llm.prompt import messages
 from agent.logs import event
 
@@ -47,16 +47,6 @@ class Phraser:
     def __init__(self, client: ChatClient, config: PhraserConfig) -> None:
         self.client, self.config = client, config
         self.breaker = Breaker(config.breaker_failures, config.breaker_s)
-
-    @classmethod
-    def from_settings(cls, settings) -> Phraser | None:
-        """None when no LLM_URL is set."""
-        s = settings
-        if not s.llm_url:
-            return None
-        key = s.llm_api_key_file.read_text().strip() if s.llm_api_key_file is not None else s.llm_api_key
-        client = ChatClient(LlmConfig(s.llm_url, s.llm_model, key, s.llm_connect_timeout_s, s.llm_read_timeout_s))
-        return cls(client, PhraserConfig(s.llm_first_sentence_ms / 1000, s.llm_breaker_failures, s.llm_breaker_s))
 
     def start(self, reply: Reply, memory: CallMemory) -> Phrasing | None:
         """Start asking for the reply's phrasing; None when the model is not asked (the KB abstained, the breaker

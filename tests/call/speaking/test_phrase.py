@@ -191,6 +191,7 @@ def test_the_real_server_killed_mid_answer_ends_the_phrasing_with_a_reason(tmp_p
 
 def test_the_settings_make_a_phraser_that_sends_the_key_from_its_file(tmp_path):
     from agent.settings import parse
+    from agent.stages import phraser
 
     key = tmp_path / "llm.key"
     key.write_text("sk-test-0123\n")
@@ -198,9 +199,9 @@ def test_the_settings_make_a_phraser_that_sends_the_key_from_its_file(tmp_path):
     try:
         settings = parse([], {"AGENT_LLM_URL": server.url, "AGENT_LLM_API_KEY_FILE": str(key),
                               "AGENT_LLM_FIRST_SENTENCE_MS": "5000"})
-        said, _ = asyncio.run(phrase(Phraser.from_settings(settings)))
+        said, _ = asyncio.run(phrase(phraser(settings)))
     finally:
         server.close()
     assert said == ["Yes, parking is free."]
     assert server.headers["authorization"] == "Bearer sk-test-0123"
-    assert Phraser.from_settings(parse([], {})) is None
+    assert phraser(parse([], {})) is None
