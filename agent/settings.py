@@ -186,9 +186,9 @@ class Settings:
     transfer_to: str = setting("", "SIP URI a caller asking for a person is put through to, e.g. "
                                "sip:reception@pbx.example.com (warm: several, comma-separated, tried in order); "
                                "empty: the agent offers a message.")
-    transfer_mode: str = setting("blind", "blind: REFER the caller to TRANSFER_TO; warm: the caller holds while the "
-                                 "agent calls the person, tells them who is waiting and puts the caller through "
-                                 "when they accept (1 or yes).", choices=("blind", "warm"))
+    transfer_mode: str = setting("warm", "warm: the caller holds while the agent calls the person, tells them who "
+                                 "is waiting and puts the caller through when they accept (1 or yes), else offers "
+                                 "a message; blind: REFER the caller to TRANSFER_TO.", choices=("warm", "blind"))
     transfer_ring_s: int = setting(20, "Warm transfer: how long each person may ring.", low=5, high=120)
     transfer_digit: str = setting("0", "DTMF digit that asks for a person ('none': no digit does).",
                                   choices=("none", *"0123456789*#"))

@@ -57,8 +57,8 @@ def test_inconsistent_settings_are_rejected():
     with pytest.raises(SettingsError, match="AGENT_TRANSFER_TO: got 'reception', expected a SIP URI"):
         parse([], {"AGENT_TRANSFER_TO": "reception"})
     with pytest.raises(SettingsError, match="several people are tried in order only with AGENT_TRANSFER_MODE=warm"):
-        parse([], {"AGENT_TRANSFER_TO": "sip:a@pbx,sip:b@pbx"})
-    assert parse([], {"AGENT_TRANSFER_TO": "sip:a@pbx, sip:b@pbx", "AGENT_TRANSFER_MODE": "warm"}).transfer_to
+        parse([], {"AGENT_TRANSFER_TO": "sip:a@pbx,sip:b@pbx", "AGENT_TRANSFER_MODE": "blind"})
+    assert parse([], {"AGENT_TRANSFER_TO": "sip:a@pbx, sip:b@pbx"}).transfer_to
     with pytest.raises(SettingsError, match="AGENT_SYNONYMS_PATH: /nonexistent/synonyms.txt is not a file"):
         parse([], {"AGENT_SYNONYMS_PATH": "/nonexistent/synonyms.txt"})
     with pytest.raises(SettingsError, match="AGENT_LLM_URL: got 'llama:8080', expected an http"):

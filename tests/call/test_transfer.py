@@ -45,8 +45,8 @@ def transfer_agent(tmp_path_factory, settings, owner):
     dialplan.write_text(f'default = "main"\n[profiles.main]\nkb_dir = "{REPO / "kb"}"\n'
                         f'[profiles.front]\nextensions = ["200"]\nkb_dir = "{REPO / "kb"}"\n'
                         f'transfer_to = "sip:reception@127.0.0.1:{target_port}"\n')
-    agent = AgentProcess(tmp, settings, dialplan=dialplan, inactivity_s=60, webhook_url=owner.url,
-                         webhook_secret=WEBHOOK_SECRET)
+    agent = AgentProcess(tmp, settings, dialplan=dialplan, inactivity_s=60, transfer_mode="blind",
+                         webhook_url=owner.url, webhook_secret=WEBHOOK_SECRET)
     agent.target_port = target_port
     yield agent
     agent.stop()

@@ -32,7 +32,7 @@ def stack(docker_engine, tmp_path_factory):  # noqa: F811 - the fixture imported
     for image in (images.AGENT, images.ASTERISK):
         images.build(image, log=lambda line: None, pull=False)  # no registry: Debian's archive and PyPI
     with running(tmp_path_factory.mktemp("stack"), ("docker-compose.yml",),
-                 {"SOFTPHONE_PASSWORD": PASSWORD, "AGENT_ADMIN_TOKEN": TOKEN}) as up:
+                 {"SOFTPHONE_PASSWORD": PASSWORD, "AGENT_ADMIN_TOKEN": TOKEN, "AGENT_TRANSFER_MODE": "blind"}) as up:
         yield up
 
 
