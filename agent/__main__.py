@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from agent.heap import keep_heaps_small
+
+keep_heaps_small()  # first of all: numpy's BLAS starts threads as it is imported
+
 import argparse
 import asyncio
 import contextlib
