@@ -34,6 +34,7 @@ from eval.kit.cases import Case, load_cases
 from eval.kit.line import speak, to_16k
 from eval.kit.machine import cpu_name, per_turn_by_thread, process_usage, thread_cpu
 from eval.kit.placing import kb_hint
+from eval.kit.plots import pyplot, save
 from eval.kit.ports import free_port_block
 from eval.kit.rtp_caller import FRAME, CallResult, Script, place_call
 from eval.kit.scoring import contains_any
@@ -141,12 +142,7 @@ def run_level(agents: list[AgentProcess], n: int, pattern: str, pool: list[tuple
 
 
 def plot(results: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = pyplot().subplots(figsize=(6, 4))
     for pattern in dict.fromkeys(r["pattern"] for r in results):
         rows = [r for r in results if r["pattern"] == pattern]
         for key, style in (("latency_p50_ms", "--"), ("latency_p95_ms", "-")):
@@ -156,8 +152,7 @@ def plot(results: list[dict], path: Path) -> None:
     ax.set_xlabel("concurrent calls")
     ax.set_ylabel("latency on the wire (ms)")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save(fig, path)
 
 
 def opening_questions(cases: list[Case]) -> list[Case]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.kit.diagnosis import CLARIFICATIONS, wrong_answer
+from eval.kit.plots import pyplot, save
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -113,18 +114,11 @@ def write_reports(report: dict, out: Path) -> None:
     (out / "report.md").write_text("\n".join(lines) + "\n")
     latencies = [r["latency_ms"] for r in report["cases"] if r.get("latency_ms") is not None]
     if latencies:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, ax = pyplot().subplots(figsize=(7, 4))
         ax.hist(latencies, bins=min(20, max(5, len(latencies) // 2)), color="#3b7dd8")
         for q, style in ((50, "--"), (95, ":")):
             ax.axvline(np.percentile(latencies, q), color="black", linestyle=style, label=f"p{q}")
         ax.set_xlabel("end of question → first answer audio on the wire (ms)")
         ax.set_ylabel("questions")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "latency.png", dpi=100)
-        plt.close(fig)
+        save(fig, out / "latency.png")

@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.kit.plots import pyplot, save
 from eval.kit.report import percentile
 
 VECTOR_FLAGS = {"sse4_2": "SSE4.2", "avx": "AVX", "avx2": "AVX2", "fma": "FMA", "avx512f": "AVX-512F",
@@ -93,23 +94,19 @@ def with_readme_block(readme: str, block: str) -> str:
 
 
 def plot_latency(latencies_ms: list[float], path: Path) -> None:
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = pyplot().subplots(figsize=(7, 3.5))
     ax.hist(latencies_ms, bins=min(25, max(5, len(latencies_ms) // 2)), color="#3b7dd8")
     for q, style in ((50, "--"), (95, ":")):
         ax.axvline(percentile(latencies_ms, q), color="black", linestyle=style, label=f"p{q}")
     ax.set_xlabel("end of question → first answer audio on the wire (ms)")
     ax.set_ylabel("questions")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_load(levels: list[dict], path: Path) -> None:
     """Latency p50 / p95 and the agent's share of the CPU against concurrent callers (eval.load's levels)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = pyplot().subplots(figsize=(7, 3.5))
     calls = [level["calls"] for level in levels]
     for key, style in (("latency_p50_ms", "--"), ("latency_p95_ms", "-")):
         ax.plot(calls, [level[key] for level in levels], style, marker="o", label=key.split("_")[1])
@@ -122,15 +119,4 @@ def plot_load(levels: list[dict], path: Path) -> None:
     cpu.set_ylim(0, 100)
     ax.legend(loc="upper left", fontsize="small")
     cpu.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    save(fig, path)
