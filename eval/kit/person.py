@@ -7,7 +7,8 @@ and when it answers listens to who is waiting, presses 1 (or says yes) to take t
 
 Runs in its own process (one pjsua2 Endpoint per process). Writes DIR/received.wav and DIR/sent.wav (16 kHz)
 and DIR/timeline.json: when it was called, answered, when the agent's briefing ended, what it pressed or said,
-and how the call ended, in ticks of its own 20 ms media clock.
+and how the call ended, in ticks of what it received (20 ms frames of DIR/received.wav, which runs from when the
+phone registered: its sending clock only starts with the call).
 """
 
 from __future__ import annotations
@@ -39,9 +40,14 @@ LOUD = 500
 
 
 def queued_until(port: CallerPort) -> int:
-    """The tick at which audio queued now starts to go out (after what is queued already)."""
+    """The received tick at which audio queued now starts to go out (after what is queued already)."""
     with port.lock:
-        return port.tick + 1 + len(port.queue)
+        return len(port.received) + 1 + len(port.queue)
+
+
+def received_tick(port: CallerPort) -> int:
+    with port.lock:
+        return len(port.received)
 
 
 def voiced_s(audio: np.ndarray) -> float:
@@ -80,7 +86,7 @@ class Person:
             op.statusCode = self.timeline["refused"] = 486 if self.args.mode == "busy" else 603
         else:
             op.statusCode = 200
-            self.timeline["answered_tick"] = self.port.tick
+            self.timeline["answered_tick"] = received_tick(self.port)
         call.answer(op)
         self.answered = True
 
@@ -109,11 +115,11 @@ class Person:
         else:
             digit = "2" if args.mode == "decline" else "1"
             call.dialDtmf(digit)
-            timeline["pressed"], timeline["pressed_tick"] = digit, port.tick
+            timeline["pressed"], timeline["pressed_tick"] = digit, received_tick(port)
         if args.say and args.mode != "decline":
             port.play(np.zeros(int(RATE * args.say_after_s), np.int16))
             timeline["said_tick"] = queued_until(port)
-            timeline["said_at"] = time.time() + (timeline["said_tick"] - port.tick) * 0.02
+            timeline["said_at"] = time.time() + (timeline["said_tick"] - received_tick(port)) * 0.02
             port.play(load_wav(args.say))
 
 
