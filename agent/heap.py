@@ -2,15 +2,14 @@
 
 The model libraries (onnxruntime, CTranslate2) allocate and free large buffers of a different size for every
 utterance and every reply, from many threads. glibc, left to itself, keeps what a thread frees in that thread's
-arena for its next allocation, gives a thread that finds the arenas busy a new one (up to eight per core, each
-with its own high-water mark), and raises the size from which it maps a block apart each time such a block is
-freed, so ever larger buffers come from the heaps and leave holes there. A long call's resident memory then climbs
-towards every arena's high-water mark and stays there after the call.
+arena for its next allocation, and gives a thread that finds the arenas busy a new one (up to eight per core),
+each with its own high-water mark: a long call's resident memory climbs towards every arena's high-water mark and
+stays there after the call.
 
-So `python -m agent` first of all limits the arenas to ARENAS and fixes that size at MAP_APART_BYTES: a model's
-big buffers are mapped and unmapped whole, and go back the moment they are freed. What is left in the heaps,
-malloc_trim(0) hands back; the model workers run it when none of them has work, so no caller waits behind it.
-eval.long_call measures what this does to a long call's memory.
+So `python -m agent` first of all limits the arenas to ARENAS, and the model workers hand the free pages of every
+arena back (malloc_trim) when none of them has work, so no caller waits behind it. eval.long_call measures what
+this does to a long call's memory. (Mapping every block from 256 KiB up apart kept the heaps flatter still, but
+doubled Whisper's time per turn in eval.replay: its buffers were mapped and faulted in afresh for every decode.)
 """
 
 from __future__ import annotations
@@ -22,10 +21,9 @@ import os
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
 _trim = getattr(_libc, "malloc_trim", None)  # glibc only; elsewhere there is nothing to do
 _mallopt = getattr(_libc, "mallopt", None)
-M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8
-"""mallopt's parameters (malloc.h)."""
+M_ARENA_MAX = -8
+"""mallopt's parameter for the most arenas (malloc.h)."""
 ARENAS = 2
-MAP_APART_BYTES = 256 * 1024
 
 
 def release_free_memory() -> None:
@@ -35,12 +33,7 @@ def release_free_memory() -> None:
 
 
 def keep_heaps_small() -> None:
-    """At most ARENAS malloc arenas, and blocks from MAP_APART_BYTES up mapped apart, in this process; either is
-    left as it is where its MALLOC_ARENA_MAX or MALLOC_MMAP_THRESHOLD_ variable sets it. glibc fixes its own arena
-    limit for good once a process has more than eight, so this runs before the libraries start their threads."""
-    if _mallopt is None:
-        return
-    if "MALLOC_ARENA_MAX" not in os.environ:
+    """At most ARENAS malloc arenas in this process, unless MALLOC_ARENA_MAX says otherwise. glibc fixes its own
+    limit for good once a process has more than eight arenas, so this runs before the libraries start threads."""
+    if _mallopt is not None and "MALLOC_ARENA_MAX" not in os.environ:
         _mallopt(M_ARENA_MAX, ARENAS)
-    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
-        _mallopt(M_MMAP_THRESHOLD, MAP_APART_BYTES)
