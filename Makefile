@@ -21,12 +21,8 @@ BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev 
 run: models pjsua2
 	$(BIN)/python -m agent run
 
-# Two workers: most of a real call's time is waiting for its audio, not using a core. Each test file stays on one
-# worker, the deployment tests together on one (tests/conftest.py); TEST_WORKERS=0 runs them one by one.
-TEST_WORKERS ?= 2
-
 test: models test-models debs pjsua2 lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest
 
 lint: install
 	$(BIN)/ruff check agent tests eval

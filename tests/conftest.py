@@ -85,16 +85,6 @@ def self_signed(folder: Path, name: str, days: int = 2) -> tuple[Path, Path]:
     return cert, key
 
 
-def pytest_collection_modifyitems(config, items) -> None:
-    """Run in parallel (pytest-xdist's `--dist loadgroup`), each test file stays on one worker, sharing its module's
-    agent; the deployment tests, which build the same images and start compose stacks, stay on one together."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            path = Path(str(item.fspath)).relative_to(REPO)
-            group = "deploy" if path.parts[:2] == ("tests", "deploy") else path.as_posix()
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
 # Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
 from tests.peers import agent, questions  # noqa: E402, F401 - pytest fixtures
 from tests.postgres import postgres  # noqa: E402, F401 - pytest fixture

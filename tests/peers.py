@@ -23,12 +23,8 @@ _ports = itertools.count(0)
 
 
 def next_ports() -> tuple[int, int]:
-    """A SIP port and the start of a 100-port RTP range, distinct for every peer in this run: each pytest-xdist
-    worker takes its own share of the 390 slots."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
-    slots = 390 // workers
-    n = worker * slots + (next(_ports) + (os.getpid() % 40) * 10) % slots
+    """A SIP port and the start of a 100-port RTP range, distinct for every peer in this run."""
+    n = (next(_ports) + (os.getpid() % 40) * 10) % 390
     return 15000 + n * 4, 20000 + n * 100
 
 
