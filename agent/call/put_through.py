@@ -30,6 +30,11 @@ class PutThrough:
         self._person = None
         """The person's leg, while the agent bridges the caller to them."""
 
+    @property
+    def is_warm(self) -> bool:
+        """Whether the agent calls the person itself (a warm transfer)."""
+        return self._warm is not None
+
     async def put(self, target: str) -> tuple[bool, PersonLine | None]:
         """Put the caller through, blind to `target` or warm as configured: whether someone took the call, and
         the line to them when the agent bridges it."""

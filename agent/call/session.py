@@ -47,14 +47,14 @@ class CallSession:
         audio)`: where recorded turns go (side.turn_audio); `record_call(call id, started)`: the whole call's
         recorder (side.recordings), when calls are recorded."""
         self.leg, self._loop, self._config, self._phrases = leg, loop, config, phrases
+        self._parts = p = CallParts.build(leg, loop, pipeline, phrases, listening, memory, reporter, config,
+                                          keep_audio, record_call)
         self._core = CallCore(CallLimits(loop.time(), config.inactivity_s, config.max_call_s, config.dead_call_s),
                               config.transfer_digit, config.transfer_to if leg.can_transfer else "",
-                              warm_transfer=leg.can_transfer and config.warm_transfer is not None)
+                              warm_transfer=p.put_through.is_warm)
         self._farewell: asyncio.Task | None = None
         self._transferring: asyncio.Task | None = None
         self._ended = asyncio.Event()
-        self._parts = p = CallParts.build(leg, loop, pipeline, phrases, listening, memory, reporter, config,
-                                          keep_audio, record_call)
         self._listener, self._ear, self._book, self._replies = p.listener, p.ear, p.book, p.replies
         self._speaker, self._put_through, self._messages = p.speaker, p.put_through, p.messages
         self.record = p.book.record
