@@ -15,14 +15,17 @@ from agent.knowledge.index import Snapshot
 from agent.knowledge.question import Question
 
 SENTENCE = ("dense", "dense_context", "chunk_dense", "covered", "covered_heading", "covered_chunk", "lexical",
-            "kind", "kind_missed", "address", "day", "day_missed", "age", "topic", "context_covered", "words", "rank",
-            "negative", "heading_lexical")
+            "kind", "kind_missed", "address", "day", "day_missed", "age", "topic", "context_covered", "words",
+            "rank", "negative", "heading_lexical")
 """The features of one candidate sentence, in order (see sentence_features)."""
 IN_HEADING, IN_CHUNK = 0.8, 0.4
 """How far a focus word found in the sentence's headings, or only elsewhere in its chunk, covers it."""
 NEGATIVE = re.compile(r"\b(?:no|not|never|cannot|closed|nobody|none)\b|n't\b", re.IGNORECASE)
 """A sentence that says what is not so ("We are closed on Mondays", "There is no parking"): what answers many a
 yes/no question."""
+STREET_SHARE = 0.25
+"""How far a focus word covers it where the passage uses it only in a street's name (holds.street_words): "the
+train station" is not what "112 Station Approach" is about."""
 SCENE_SHARE = 0.4
 """Weight of the scene-setting words ("I use a wheelchair, ...") against the asking clause's."""
 
@@ -62,18 +65,20 @@ def unknown_share(asked: Question, snapshot: Snapshot) -> float:
 
 
 def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str], heading_tokens: set[str],
-                      chunk_tokens: set[str], snapshot: Snapshot, *, dense: float, dense_context: float,
-                      chunk_dense: float, lexical: float, heading_lexical: float, on_topic: bool,
+                      chunk_tokens: set[str], streets: frozenset[str], snapshot: Snapshot, *, dense: float,
+                      dense_context: float, chunk_dense: float, lexical: float, heading_lexical: float, on_topic: bool,
                       previous: Question | None, rank: int) -> np.ndarray:
     """One candidate's features, in SENTENCE's order ("address": a where-question, and a sentence with a street
     address). `dense`: the sentence's cosine to the question;
     `dense_context`: to the question with the previous turn; `lexical`: share of the question's IDF in the
-    sentence; `heading_lexical`: in the heading it sits under (a FAQ page's question); `previous`: the previous
+    sentence; `heading_lexical`: in the heading it sits under (a FAQ page's question); `streets`: the words its chunk
+    uses only in street names; `previous`: the previous
     question when this one follows it up; `rank`: its passage's rank."""
     words = weighted_words(asked, snapshot)
-    in_sentence = {t: 1.0 for t, _ in words if t in sentence_tokens}
+    named = {t: STREET_SHARE if t in streets else 1.0 for t, _ in words}
+    in_sentence = {t: named[t] for t, _ in words if t in sentence_tokens}
     in_heading = {t: max(in_sentence.get(t, 0.0), IN_HEADING if t in heading_tokens else 0.0) for t, _ in words}
-    in_chunk = {t: max(in_heading[t], IN_CHUNK if t in chunk_tokens else 0.0) for t, _ in words}
+    in_chunk = {t: max(in_heading[t], IN_CHUNK * named[t] if t in chunk_tokens else 0.0) for t, _ in words}
     held = holds(sentence)
     kinds = asked.kinds - {"age"} if asked.age is not None else asked.kinds
     days = days_covered(sentence) if asked.days else frozenset()

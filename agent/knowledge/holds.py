@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from agent.knowledge.question import _DAYS, digits
+from agent.knowledge.text import tokens
 
 _STREET = (r"(?:road|rd|street|st|lane|ln|avenue|ave|way|walk|square|approach|place|drive|close|park|estate|wharf|"
            r"terrace|hill|row|yard|quay|court|gardens|crescent|parade|arcade|market|green|mews|boulevard|blvd)")
@@ -43,6 +44,21 @@ HOLDS = {
            r"\b\d+\s?(?:to|-|–)\s?\d+\s?(?:years?|yrs?|months?)?\b|\bchild(?:ren)?\b|\bkids?\b|\bjuniors?\b|"
            r"\badults?\b|\bteen|\bbab(?:y|ies)\b|\bat least \d+ (?:weeks|months|years) old\b|\bminors?\b|\b\d+s\b",
 }
+
+
+_STREET_NAME = re.compile(r"(?i:\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r")\b|"
+                          r"\b(?i:on|in|at|off|along|from|to)\s+(?:[A-Z][\w'-]*\s+){1,2}(?:"
+                          + "|".join(_STREET[3:-1].title().split("|")) + r")\b")
+"""A street's name: after its number, or capitalised after a preposition ("on Ferry Street")."""
+
+
+def street_words(text: str) -> frozenset[str]:
+    """Words a text uses only in the names of streets ("112 Station Approach", "on Ferry Street"), as tokens: there
+    they name a street, not the station or the ferry a caller may ask about."""
+    spans = [m.group() for m in _STREET_NAME.finditer(text)]
+    if not spans:
+        return frozenset()
+    return frozenset(tokens(" ".join(spans))) - frozenset(tokens(_STREET_NAME.sub(" ", text)))
 
 
 def holds(sentence: str) -> frozenset[str]:

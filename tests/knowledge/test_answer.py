@@ -139,3 +139,25 @@ def test_a_topic_the_caller_refused_is_left_out_when_the_question_is_looked_up_a
     refused = frozenset(s.chunk_id for s in first.sources)
     again = bundled_kb.draft(CallMemory(), question, excluded=refused)
     assert not again.abstained and not refused & {s.chunk_id for s in again.sources}
+
+
+def test_a_focus_word_the_kb_uses_only_in_a_street_name_is_barely_covered(models, tmp_path):
+    from agent.knowledge.answer import candidates, measure
+    from agent.knowledge.base import KnowledgeBase
+    from agent.knowledge.features import SENTENCE
+    from agent.knowledge.index import KnowledgeIndex
+    from agent.knowledge.memory import CallMemory
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "visit.md").write_text("# Finding us\n\nAddress: 112 Station Approach, Oakfield.\n\n"
+                                              "# Trains\n\nThe station café opens at 7am.\n")
+    index = KnowledgeIndex(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder, max_file_bytes=1 << 20,
+                           max_total_bytes=1 << 30, chunk_target_chars=350, chunk_max_chars=600, model_identity="m")
+    assert index.refresh().ok
+    knowledge, snapshot = KnowledgeBase(index, models.embedder), index.snapshot
+    query = CallMemory().query("How far is the station from you?")
+    passages, vector, expanded, recovered = knowledge.retrieve(snapshot, query)
+    cands = candidates(snapshot, passages)
+    _, rows = measure(snapshot, cands, vector, expanded, query, recovered)
+    covered = {c.text: float(row[SENTENCE.index("covered")]) for c, row in zip(cands, rows, strict=True)}
+    assert covered["Address: 112 Station Approach, Oakfield."] < 0.5 <= covered["The station café opens at 7am."]

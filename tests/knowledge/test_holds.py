@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.knowledge.holds import age_fits, days_covered, holds
+from agent.knowledge.holds import age_fits, days_covered, holds, street_words
 
 
 @pytest.mark.parametrize(("sentence", "kind"), [
@@ -33,3 +33,10 @@ def test_day_ranges_weekends_and_every_day_cover_their_days():
     ("Riders must be 16 or over to hire on their own.", 14, 0.5), ("Membership is free.", 14, 0.0)])
 def test_an_age_fits_the_range_or_limit_a_sentence_states(sentence, age, fit):
     assert age_fits(sentence, age) == fit
+
+
+def test_words_used_only_in_a_street_name_are_told_apart():
+    assert street_words("Address: 112 Station Approach, Oakfield.") == {"112", "station", "approach"}
+    assert street_words("We are in the old depot on Ferry Street.") == {"ferri", "street"}
+    assert street_words("Our address is 4 Market Square. The market is on Sundays.") == {"4", "squar"}
+    assert street_words("We walk in the park at weekends.") == frozenset()
