@@ -42,8 +42,10 @@ _POLAR = re.compile(r"^\s*(?:and\s+|so\s+|but\s+)?(?:do|does|did|can|could|may|m
 _OPENER = re.compile(r"^\s*(?:and\s+|so\s+|but\s+)?(?:what|what's|when|where|which|who|whom|whose|why|how|do|does|"
                      r"did|can|could|may|will|would|shall|should|must|is|are|am|have|has|isn't|aren't|don't|"
                      r"doesn't|can't|won't)\b", re.IGNORECASE)
-_SCENE = re.compile(r",|;|\s(?=(?:while|because|since|though|although|whilst|unless)\b)|"
-                    r"\s(?=(?:if|when|after|before|as)\s+(?:i|we|he|she|they|my|our|it|you)\b)", re.IGNORECASE)
+_SUBORDINATE = (r"(?:while|because|since|though|although|whilst|unless)\b|"
+                r"(?:if|when|after|before|as)\s+(?:i|we|he|she|they|my|our|it|you)\b")
+_SCENE = re.compile(rf",|;|\s(?={_SUBORDINATE})", re.IGNORECASE)
+_SUBORDINATE_CLAUSE = re.compile(_SUBORDINATE, re.IGNORECASE)
 
 FRAME = frozenset(tokens("""
 need needs want wants wanted like get gets getting got go going come coming bring take use know tell ask find let send
@@ -109,7 +111,8 @@ def asking_clause(text: str) -> tuple[str, str]:
     asking = [p for p in pieces if p.endswith("?")] or pieces or [text]
     sentence = asking[-1]
     clauses = [c.strip() for c in _SCENE.split(sentence) if c and c.strip()]
-    openers = [c for c in clauses if _OPENER.match(c)]
+    # "... when I visit the office" sets the scene of what was asked before it; it asks nothing itself.
+    openers = [c for i, c in enumerate(clauses) if _OPENER.match(c) and not (i and _SUBORDINATE_CLAUSE.match(c))]
     main = openers[-1] if openers else (clauses[0] if clauses else sentence)
     rest = " ".join(p for p in pieces if p is not sentence) + " " + " ".join(c for c in clauses if c is not main)
     return main, rest.strip()

@@ -25,6 +25,12 @@ def test_a_scene_setting_clause_is_kept_apart_from_the_one_that_asks():
     assert asking_clause("Can my son wait alone while I'm in the chair?")[0] == "Can my son wait alone"
 
 
+def test_a_when_or_if_clause_after_the_question_sets_its_scene_and_asks_nothing():
+    asked = analyse("Can I leave my car somewhere when I visit the office?")
+    assert asked.focus == ("leav", "car", "somewher") and asked.scene == ("visit", "offic")
+    assert analyse("When I arrive, where do I go?").focus == ("arriv",)
+
+
 def test_an_asking_clause_that_names_nothing_takes_its_subject_from_the_scene():
     assert analyse("My boiler is showing E119, what does that mean?").focus == ("boiler", "show", "e119")
 
