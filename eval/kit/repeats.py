@@ -4,7 +4,8 @@ Asked to repeat, the caller says the question again. Asked to confirm ("Are you 
 flush?"), the caller says yes when the topic the agent named is what the question was about, and no
 otherwise; to a topic it could not make out, it says the question again. What the question was about is judged
 from the case alone: the words the caller said, and the KB passage that holds the expected answer: the sentence
-that holds it and the headings above it (not its neighbours, which are about something else). An out-of-KB
+that holds it and the headings above it (not its neighbours, which are about something else), or for a FAQ's
+question the whole section under it. An out-of-KB
 question has no such passage, so only a topic made of the caller's own words gets a yes. Pure, on text.
 """
 
@@ -31,6 +32,10 @@ def about(case: Case, chunks: Iterable[Chunk]) -> frozenset[str]:
     one of its expected answers, with the headings above it."""
     words = set(tokens(case.say or ""))
     for chunk in chunks:
+        if case.expect_heading and chunk.heading and chunk.heading[-1] == case.expect_heading:
+            # A FAQ's question is answered by its whole section: every sentence of it holds the answer.
+            words.update(tokens(" ".join(chunk.heading) + " " + chunk.text))
+            continue
         for sentence in sentences(chunk.text):
             if case.expect_any and contains_any(sentence, case.expect_any):
                 words.update(tokens(" ".join(chunk.heading) + " " + sentence))

@@ -41,3 +41,11 @@ def test_the_caller_hears_what_the_agent_asked_and_answers_it():
     assert reaction("A power flush of the heating system costs $420.", subject) is None
     assert reaction("Are you asking about that?", subject) == "repeat"  # the topic lost on the line
     assert reaction("Sorry, I don't have information about that.", subject) is None
+
+
+def test_a_faq_question_is_about_its_whole_section():
+    sections = [Chunk("q", "faq.md", 0, ("FAQ", "Can I compress a tar file?"), "Yes. Pipe tar into xz, or use tar -J."),
+                Chunk("r", "faq.md", 1, ("FAQ", "Is xz faster than gzip?"), "No, gzip is faster.")]
+    tar = Case("tar", "c3", "Can I compress a tar file?", None, (), False, expect_heading="Can I compress a tar file?")
+    assert reply_to_confirmation("Pipe tar into xz", about(tar, sections)) == YES
+    assert reply_to_confirmation("gzip", about(tar, sections)) == NO
