@@ -141,8 +141,10 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     heard = analyse(query.question)
     recovered = analyse(query.recovered) if query.recovered else None
     earlier = analyse(query.previous) if with_context and query.previous else None
-    if earlier is not None and not heard.kinds and (query.follow_up or opens_follow_up(query.question)):
-        # "And the hygienist?" after "how much is a check-up?" asks the same kind of thing about another one.
+    if earlier is not None and not heard.kinds and not heard.polar and (query.follow_up
+                                                                         or opens_follow_up(query.question)):
+        # "And the hygienist?" after "how much is a check-up?" asks the same kind of thing about another one; "can I
+        # cancel it?" after it asks a yes or no of its own.
         heard = replace(heard, kinds=earlier.kinds)
         recovered = replace(recovered, kinds=earlier.kinds) if recovered is not None else None
     previous = None

@@ -54,6 +54,13 @@ def test_and_on_saturday_follows_the_hours_question(bundled_kb):
     assert "9 a.m. to 1 p.m." in bundled_kb.compose(memory, "And on Saturday?").text
 
 
+def test_a_yes_or_no_follow_up_asks_its_own_question_not_the_kind_asked_before(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "How much is the Warm Care plan?")
+    # Taken as asking for an amount, like the question before, it was answered with cancelling a visit.
+    assert "30 days' notice" in bundled_kb.compose(memory, "Can I cancel it whenever I want?").text
+
+
 @pytest.mark.parametrize("question", ["Can I order a large pepperoni pizza?", "What will the weather be like tomorrow?",
                                       "Who is the chief executive of the company?"])
 def test_out_of_kb_questions_are_declined(bundled_kb, question):
