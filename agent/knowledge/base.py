@@ -230,7 +230,9 @@ class KnowledgeBase:
                           snapshot.chunks[s.candidate.chunk_index].chunk.id) for s in chosen))
             abstained = False
         done = time.perf_counter()
-        topic = "" if abstained else name_topic(reply_sentences[0], snapshot.idf, frozenset(tokens(question)))
+        # Named from the sentence the evidence is for: a neighbour joined to it may come first and be about
+        # something else ("An annual boiler service costs $149 ..." before the gas safety certificate's price).
+        topic = "" if abstained else name_topic(best.candidate.text, snapshot.idf, frozenset(tokens(question)))
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
                      (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
                      best.own_evidence if best else 0.0)

@@ -54,6 +54,13 @@ def test_and_on_saturday_follows_the_hours_question(bundled_kb):
     assert "9 a.m. to 1 p.m." in bundled_kb.compose(memory, "And on Saturday?").text
 
 
+def test_a_confirmation_names_the_sentence_its_evidence_is_for_not_a_neighbour_spoken_before_it(bundled_kb):
+    memory = CallMemory()
+    bundled_kb.compose(memory, "I'm a landlord, I need the gas safety paperwork.")
+    reply = bundled_kb.draft(memory, "How much does it cost?")
+    assert "$75" in reply.text and reply.topic == "the gas safety certificate", (reply.text, reply.topic)
+
+
 def test_a_yes_or_no_follow_up_asks_its_own_question_not_the_kind_asked_before(bundled_kb):
     memory = CallMemory()
     bundled_kb.compose(memory, "How much is the Warm Care plan?")
