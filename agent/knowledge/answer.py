@@ -165,19 +165,18 @@ def _rows(snapshot: Snapshot, cands: list[Candidate], asked: Question, question_
           recovered_vector: np.ndarray | None, previous: Question | None, with_context: bool) -> np.ndarray:
     context_vector = expanded_vector if with_context else None
     lead = context_vector if query.follow_up and context_vector is not None else question_vector
-    rows, streets = [], {}
+    rows = []
     for cand in cands:
         indexed = snapshot.chunks[cand.chunk_index]
-        if cand.chunk_index not in streets:
-            streets[cand.chunk_index] = street_words(indexed.chunk.text)
+        streets = street_words(indexed.chunk.text)
         dense = _similarity(cand.vector, question_vector, recovered_vector)
         words = set(tokens(cand.text))
         rows.append(sentence_features(
             asked, cand.text, words, set(tokens(" ".join(indexed.chunk.heading))), set(indexed.tokens),
-            streets[cand.chunk_index], snapshot,
+            streets, snapshot,
             dense=dense, dense_context=_similarity(cand.vector, context_vector) if context_vector is not None
             else dense, chunk_dense=_similarity(snapshot.vectors[cand.chunk_index], lead, recovered_vector),
-            lexical=lexical_overlap(question_tokens, words - streets[cand.chunk_index], snapshot),
+            lexical=lexical_overlap(question_tokens, words - streets, snapshot),
             heading_lexical=lexical_overlap(question_tokens, set(tokens(indexed.chunk.heading[-1]))
                                             if indexed.chunk.heading else set(), snapshot),
             on_topic=with_context and bool(query.topic) and " > ".join(indexed.chunk.heading) == query.topic,

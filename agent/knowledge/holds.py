@@ -11,12 +11,15 @@ written the ways owners write them ("£4.20", "25p", "€14", "$89", "free of ch
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agent.knowledge.question import _DAYS, digits
 from agent.knowledge.text import tokens
 
-_STREET = (r"(?:road|rd|street|st|lane|ln|avenue|ave|way|walk|square|approach|place|drive|close|park|estate|wharf|"
-           r"terrace|hill|row|yard|quay|court|gardens|crescent|parade|arcade|market|green|mews|boulevard|blvd)")
+_STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
+                 "terrace hill row yard quay court gardens crescent parade arcade market green mews boulevard "
+                 "blvd").split()
+_STREET = "(?:" + "|".join(_STREET_TYPES) + ")"
 HOLDS = {
     "money": r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
              r"\bfree\b|\bno charge\b|\bat no cost\b|\bhalf price\b|\b\d+\s?(?:%|percent)|\bdiscount|\bsurcharge|"
@@ -48,13 +51,15 @@ HOLDS = {
 
 _STREET_NAME = re.compile(r"(?i:\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r")\b|"
                           r"\b(?i:on|in|at|off|along|from|to)\s+(?:[A-Z][\w'-]*\s+){1,2}(?:"
-                          + "|".join(_STREET[3:-1].title().split("|")) + r")\b")
+                          + "|".join(t.title() for t in _STREET_TYPES) + r")\b")
 """A street's name: after its number, or capitalised after a preposition ("on Ferry Street")."""
 
 
+@lru_cache(maxsize=4096)
 def street_words(text: str) -> frozenset[str]:
     """Words a text uses only in the names of streets ("112 Station Approach", "on Ferry Street"), as tokens: there
-    they name a street, not the station or the ferry a caller may ask about."""
+    they name a street, not the station or the ferry a caller may ask about. Cached: a chunk's text is asked about
+    for every sentence and reading of every question that retrieves it."""
     spans = [m.group() for m in _STREET_NAME.finditer(text)]
     if not spans:
         return frozenset()

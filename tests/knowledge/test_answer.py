@@ -4,10 +4,13 @@ import json
 
 import pytest
 
-from agent.knowledge.answer import ABSTAIN_TEXT, answer_kinds
+from agent.knowledge.answer import ABSTAIN_TEXT, answer_kinds, candidates, measure
+from agent.knowledge.base import KnowledgeBase
+from agent.knowledge.features import SENTENCE
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.speakable import speakable
 from tests.conftest import REPO
+from tests.knowledge.conftest import make_index
 
 
 def test_answers_are_kb_sentences_verbatim_for_every_eval_case(bundled_kb):
@@ -156,17 +159,10 @@ def test_a_topic_the_caller_refused_is_left_out_when_the_question_is_looked_up_a
 
 
 def test_a_focus_word_the_kb_uses_only_in_a_street_name_is_barely_covered(models, tmp_path):
-    from agent.knowledge.answer import candidates, measure
-    from agent.knowledge.base import KnowledgeBase
-    from agent.knowledge.features import SENTENCE
-    from agent.knowledge.index import KnowledgeIndex
-    from agent.knowledge.memory import CallMemory
-
     (tmp_path / "kb").mkdir()
     (tmp_path / "kb" / "visit.md").write_text("# Finding us\n\nAddress: 112 Station Approach, Oakfield.\n\n"
                                               "# Trains\n\nThe station café opens at 7am.\n")
-    index = KnowledgeIndex(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder, max_file_bytes=1 << 20,
-                           max_total_bytes=1 << 30, chunk_target_chars=350, chunk_max_chars=600, model_identity="m")
+    index = make_index(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder)
     assert index.refresh().ok
     knowledge, snapshot = KnowledgeBase(index, models.embedder), index.snapshot
     query = CallMemory().query("How far is the station from you?")
