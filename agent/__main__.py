@@ -48,7 +48,7 @@ from agent.side.turn_audio import purge as purge_turn_audio
 from agent.sip.build_info import installed as installed_pjsua2
 from agent.sip.port import BRIDGE_RATE
 from agent.sip.security import make_self_signed
-from agent.stages import knowledge_config
+from agent.stages import knowledge_config, side_config
 
 log = logging.getLogger("agent")
 
@@ -148,12 +148,9 @@ def open_message_store(settings: Settings, records: CallStore):
 
 async def serve(settings: Settings, dialplan: Dialplan) -> None:
     """Start the side app first (so probes see readiness change), then models, KB and SIP."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+    stop = _set_on_signals()
     metrics, store = Metrics(settings.metrics_window_s), await asyncio.to_thread(open_call_store, settings)
-    state = SideState(settings, metrics, store, messages=open_message_store(settings, store))
+    state = SideState(side_config(settings), metrics, store, messages=open_message_store(settings, store))
     server = _HttpServer(uvicorn.Config(create_app(state), host=settings.http_host, port=settings.http_port,
                                         log_config=None, access_log=False, lifespan="off"))
     http = asyncio.create_task(server.serve())
@@ -173,10 +170,12 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         state.knowledge = knowledge = await _knowledge_bases(settings, dialplan, models, identity(resolved["embedder"]),
                                                              workers.lane(Priority.BACKGROUND))
         del state.not_ready["kb"]
-        kb_listener = await asyncio.to_thread(share_reindexing, settings, store, knowledge, state)
+        kb_listener = await asyncio.to_thread(share_reindexing, settings.database_url, settings.instance_name, store,
+                                              knowledge, state)
         voices = {name: Voice(synthesizer, BRIDGE_RATE, settings.data_dir / "speech", metrics.speech_lookup)
                   for name, synthesizer in synthesizers.items()}
-        notifier = open_notifier(settings, store, models.embedder.embed, metrics)
+        notifier = open_notifier(notify_config(settings), settings.data_dir / "notifications.sqlite3",
+                                 settings.instance_name, store, models.embedder.embed, metrics)
         reporter = Reporter(metrics, store, state.messages, settings.data_dir / "records.spill", notifier,
                             share_recordings=bool(settings.database_url))
         agent = Agent(settings, models, dialplan, knowledge, voices, workers, reporter,
@@ -206,6 +205,14 @@ async def serve(settings: Settings, dialplan: Dialplan) -> None:
         await http
         workers.shutdown(wait=False, cancel_futures=True)
         event(log, "agent.stopped")
+
+
+def _set_on_signals() -> asyncio.Event:
+    """An event SIGINT or SIGTERM sets: the agent drains its calls and stops."""
+    stop, loop = asyncio.Event(), asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 async def _knowledge_bases(settings: Settings, dialplan: Dialplan, models: Models, embedder_identity: str,

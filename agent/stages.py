@@ -1,7 +1,7 @@
 """What each stage needs of the settings, made in one place: a stage module never sees `Settings` whole.
 
-The call's config (per dialplan profile), the knowledge base's, the LLM phraser, and the knowledge base with only
-its embedder loaded (the CLI's `kb` command and the evals); the models are made in models/load.py.
+The call's config (per dialplan profile), the knowledge base's, the side app's, the LLM phraser, and the knowledge
+base with only its embedder loaded (the CLI's `kb` command and the evals); the models are made in models/load.py.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from agent.dialplan import Profile
 from agent.knowledge.base import KnowledgeBase, KnowledgeConfig, open_knowledge
 from agent.llm.client import ChatClient, LlmConfig
 from agent.settings import Settings
+from agent.side.state import SideConfig
 
 
 def call_config(s: Settings, profile: Profile) -> CallConfig:
@@ -63,3 +64,10 @@ def open_knowledge_alone(s: Settings, executor: Executor | None = None, *, kb_di
     model = resolve("embedder", s.embed_model, s.embed_model_path, s.models_path, load_manifest())
     embedder = Embedder(model, ARCHITECTURES.get(s.embed_model, s.embed_model), threads=s.model_threads)
     return open_knowledge(knowledge_config(s, kb_dir, index_path), embedder, identity(model), executor)
+
+
+def side_config(s: Settings) -> SideConfig:
+    """What the side app's routes need of the settings."""
+    return SideConfig(admin_token=s.admin_token, http_host=s.http_host, http_docs=s.http_docs, web_phone=s.web_phone,
+                      metrics_window_s=s.metrics_window_s, recordings_path=s.recordings_path,
+                      shared_records=bool(s.database_url))

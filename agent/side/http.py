@@ -19,7 +19,7 @@ MAX_BODY_BYTES = 64 * 1024
 
 
 def create_app(state: SideState) -> FastAPI:
-    docs = state.settings.http_docs
+    docs = state.config.http_docs
     app = FastAPI(title="Offline phone agent", docs_url="/docs" if docs else None, redoc_url=None,
                   openapi_url="/openapi.json" if docs else None)
 
@@ -32,7 +32,7 @@ def create_app(state: SideState) -> FastAPI:
             return JSONResponse({"detail": "chunked request bodies are not accepted"}, status_code=411)
         return await call_next(request)
 
-    guard = Guard(state.settings)
+    guard = Guard(state.config.admin_token)
     for routes in (health.routes(state), kb.routes(state, guard), records.routes(state, guard),
                    phone.routes(state, guard)):
         app.include_router(routes)

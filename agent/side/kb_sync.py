@@ -83,10 +83,10 @@ class KbListener:
         self._thread.join(timeout=5)
 
 
-def share_reindexing(settings, store, knowledge: dict, state) -> KbListener | None:
-    """Record each profile's index version in the call-record store; with a shared database, announce a re-index
-    done here (`state.reindexed`, called by POST /kb/reindex) and follow those done elsewhere. Returns the
-    listener, or None without a database."""
+def share_reindexing(database_url: str, instance: str, store, knowledge: dict, state) -> KbListener | None:
+    """Record each profile's index version in the call-record store; with a shared database (`database_url`),
+    announce a re-index done here by agent `instance` (`state.reindexed`, called by POST /kb/reindex) and follow
+    those done elsewhere. Returns the listener, or None without a database."""
 
     def record(profiles) -> None:
         for name in profiles:
@@ -96,14 +96,14 @@ def share_reindexing(settings, store, knowledge: dict, state) -> KbListener | No
                 event(log, "kb.version_unrecorded", logging.WARNING, profile=name, error=type(exc).__name__)
 
     record(list(knowledge))
-    if not settings.database_url:
+    if not database_url:
         state.reindexed = record
         return None
 
     def reindexed_here(profiles) -> None:
         record(profiles)
         try:
-            announce(settings.database_url, settings.instance_name, list(profiles))
+            announce(database_url, instance, list(profiles))
         except Exception as exc:
             event(log, "kb.announce_failed", logging.WARNING, error=type(exc).__name__)
 
@@ -114,5 +114,5 @@ def share_reindexing(settings, store, knowledge: dict, state) -> KbListener | No
         record(known)
 
     state.reindexed = reindexed_here
-    return KbListener(settings.database_url, settings.instance_name, reindexed_elsewhere,
+    return KbListener(database_url, instance, reindexed_elsewhere,
                       connected=lambda: record(list(knowledge)))

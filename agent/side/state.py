@@ -8,13 +8,13 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from fastapi import HTTPException, Query, Request
 
 from agent.knowledge.base import KnowledgeBase
-from agent.settings import Settings
 from agent.side.auth import AUTH_BLOCK_S, AuthFailures, presented_token
 from agent.side.messages import MessageStore
 from agent.side.metrics import Metrics
@@ -27,11 +27,27 @@ INSTANCE = Query(None, max_length=200, description="only the calls (messages, qu
                                                     "several agents share")
 
 
+@dataclass(frozen=True)
+class SideConfig:
+    """The settings the side app's routes read (agent.stages.side_config makes it)."""
+
+    admin_token: str
+    """Empty: every admin surface is refused (403)."""
+    http_host: str
+    """Where the side app listens: beyond loopback the browser phone needs the token too."""
+    http_docs: bool
+    web_phone: bool
+    metrics_window_s: float
+    recordings_path: Path
+    shared_records: bool
+    """The records live in a database every agent of the line shares (a recording may be on another agent)."""
+
+
 @dataclass
 class SideState:
     """What the side app reports on; filled in as the agent starts."""
 
-    settings: Settings
+    config: SideConfig
     metrics: Metrics
     store: CallStore
     knowledge: dict[str, KnowledgeBase] | None = None
@@ -72,14 +88,14 @@ class Guard:
     """The admin token's check, for every surface (endpoints, pages, the media stream), with repeated failures
     from one client blocked for a while."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, admin_token: str) -> None:
+        self._token = admin_token
         self._failures = AuthFailures()
 
     def refusal(self, client: str, given: bytes) -> tuple[int, str] | None:
         """Why an admin request from `client` presenting `given` is refused (HTTP status, reason); None when its
         token is right."""
-        token = self._settings.admin_token
+        token = self._token
         if not token:
             return 403, "admin endpoints are disabled: set AGENT_ADMIN_TOKEN to enable them"
         now = time.monotonic()

@@ -17,13 +17,14 @@ from agent.side.http import create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 from agent.side.state import SideState
+from agent.stages import side_config
 
 TOKEN = "a-long-enough-admin-token"
 
 
 def _client(tmp_path, open_call=None, spare=1, **env) -> TestClient:
     settings = parse([], {"AGENT_ADMIN_TOKEN": TOKEN, **{f"AGENT_{k.upper()}": v for k, v in env.items()}})
-    state = SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"), open_call=open_call,
+    state = SideState(side_config(settings), Metrics(), SqliteCallStore(tmp_path / "calls.db"), open_call=open_call,
                       spare_calls=lambda: spare)
     return TestClient(create_app(state))
 

@@ -9,13 +9,14 @@ from agent.side.http import create_app
 from agent.side.metrics import Metrics
 from agent.side.records import SqliteCallStore
 from agent.side.state import SideState
+from agent.stages import side_config
 
 TOKEN = "a-long-enough-admin-token"
 
 
 def test_repeated_wrong_tokens_are_refused_outright_even_before_the_right_one(tmp_path):
     settings = parse([], {"AGENT_ADMIN_TOKEN": TOKEN})
-    client = TestClient(create_app(SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"))))
+    client = TestClient(create_app(SideState(side_config(settings), Metrics(), SqliteCallStore(tmp_path / "calls.db"))))
     assert client.get("/calls", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
     for _ in range(AUTH_FAILURES):
         assert client.get("/calls", headers={"Authorization": "Bearer guess"}).status_code == 401
@@ -31,7 +32,8 @@ def test_a_short_token_is_refused_when_the_side_app_listens_beyond_loopback():
 
 def test_a_browser_page_asks_for_the_token_and_accepts_it_as_the_basic_password(tmp_path):
     settings = parse([], {"AGENT_ADMIN_TOKEN": TOKEN})
-    state = SideState(settings, Metrics(), SqliteCallStore(tmp_path / "calls.db"), embed=lambda texts: None)
+    state = SideState(side_config(settings), Metrics(), SqliteCallStore(tmp_path / "calls.db"),
+                      embed=lambda texts: None)
     client = TestClient(create_app(state))
     challenge = client.get("/dashboard")
     assert challenge.status_code == 401 and challenge.headers["WWW-Authenticate"].startswith("Basic realm=")

@@ -75,20 +75,20 @@ class Notifier:
             self.tell(digest(time.strftime("%Y-%m-%d", time.localtime(now)), groups, self.agent, now))
 
 
-def open_notifier(settings, store, embed: Callable[[list[str]], object], metrics) -> Notifier | None:
-    """The notifier the settings ask for (None: nobody is to be told), its outbox in the data directory and its
-    digest grouped by meaning like the dashboard's (store: side.records; embed: the KB's embedder)."""
-    from agent.side.notify.config import notify_config
+def open_notifier(config: NotifyConfig, outbox: Path, instance: str, store, embed: Callable[[list[str]], object],
+                  metrics) -> Notifier | None:
+    """The notifier `config` asks for (None: nobody is to be told) for agent `instance`, its queue in the SQLite
+    file `outbox` and its digest grouped by meaning like the dashboard's (store: side.records; embed: the KB's
+    embedder)."""
     from agent.side.unanswered import group_by_meaning
 
-    config = notify_config(settings)
     if not config.any:
         return None
 
     def unanswered(since: float) -> list[dict]:
-        questions = store.unanswered(since, 500, settings.instance_name)
+        questions = store.unanswered(since, 500, instance)
         groups = group_by_meaning(questions, embed([q.text for q in questions])) if questions else []
         return [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]
 
-    return Notifier(config, settings.data_dir / "notifications.sqlite3", settings.instance_name, unanswered,
+    return Notifier(config, outbox, instance, unanswered,
                     metrics.notification, metrics.notification_pending)

@@ -52,9 +52,9 @@ def routes(state: SideState) -> APIRouter:
     async def metrics_summary(format: str = Query("json", pattern="^(json|markdown)$")):  # noqa: A002
         summary = state.metrics.summary()
         if format == "markdown":
-            return PlainTextResponse(summary_markdown(summary, state.settings.metrics_window_s),
+            return PlainTextResponse(summary_markdown(summary, state.config.metrics_window_s),
                                      media_type="text/markdown")
-        return {"window_s": state.settings.metrics_window_s, "stages": summary,
+        return {"window_s": state.config.metrics_window_s, "stages": summary,
                 "cpu_s_per_turn": state.metrics.cpu_per_turn()}
 
     return router

@@ -34,9 +34,9 @@ def routes(state: SideState, guard: Guard) -> APIRouter:
         await serve_stream(websocket, state.open_call, f"ws:{client}", to[:64])
 
     def phone_gate(request: Request) -> None:
-        if not state.settings.web_phone:
+        if not state.config.web_phone:
             raise HTTPException(404, "the browser phone is off: set AGENT_WEB_PHONE=true")
-        if not ipaddress.ip_address(state.settings.http_host).is_loopback:
+        if not ipaddress.ip_address(state.config.http_host).is_loopback:
             guard.admin_page(request)  # reachable from other machines: only with the token
 
     @router.get("/phone", dependencies=[Depends(phone_gate)])

@@ -53,9 +53,9 @@ def _owner_routes(router: APIRouter, state: SideState, guard: Guard) -> None:
         """The owner's page: recent calls, messages, unanswered questions, latency and calls per hour."""
         recent = await asyncio.to_thread(state.store.recent, calls, True, instance)
         shared = await asyncio.to_thread(state.store.recorded, [c["id"] for c in recent]) \
-            if state.settings.database_url else set()
+            if state.config.shared_records else set()
         for call in recent:
-            local = recording_path(state.settings.recordings_path, call["id"])
+            local = recording_path(state.config.recordings_path, call["id"])
             if call["id"] in shared or await asyncio.to_thread(local.is_file):
                 call["recording"] = f"/calls/{call['id']}/recording"
         messages = await asyncio.to_thread(state.messages.recent, 50, instance) if state.messages is not None else []
@@ -90,11 +90,11 @@ def _call_routes(router: APIRouter, state: SideState, admin: list) -> None:
         """The whole call, caller left and agent right (AGENT_RECORD_CALLS), as a WAV."""
         if not CALL_ID.match(call_id):
             raise HTTPException(404, f"no recording of call {call_id}")
-        path = recording_path(state.settings.recordings_path, call_id)
+        path = recording_path(state.config.recordings_path, call_id)
         if await asyncio.to_thread(path.is_file):
             return FileResponse(path, media_type="audio/wav")
         # Another agent of the line took the call: its copy is in the shared database.
-        shared = await asyncio.to_thread(state.store.recording, call_id) if state.settings.database_url else None
+        shared = await asyncio.to_thread(state.store.recording, call_id) if state.config.shared_records else None
         if shared is None:
             raise HTTPException(404, f"no recording of call {call_id}")
         return Response(shared, media_type="audio/wav")
