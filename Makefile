@@ -21,8 +21,12 @@ BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev 
 run: models pjsua2
 	$(BIN)/python -m agent run
 
+# Two test workers (pytest-xdist; tests/parallel.py says how the files are shared): most tests wait on real calls
+# and containers rather than compute.
+TEST_WORKERS ?= 2
+
 test: models test-models debs pjsua2 lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: install
 	$(BIN)/ruff check agent tests eval

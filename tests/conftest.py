@@ -85,6 +85,20 @@ def self_signed(folder: Path, name: str, days: int = 2) -> tuple[Path, Path]:
     return cert, key
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """Under `pytest -n N` (make test): files whole, tests/deploy whole and first (tests/parallel.py)."""
+    from tests.parallel import FilesAndFoldersTogether
+
+    config.option.loadscopereorder = False  # the collection's order, as pytest_collection_modifyitems leaves it
+    return FilesAndFoldersTogether(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    from tests.parallel import first_together
+
+    first_together(items)
+
+
 # Real peers on loopback (an agent process, scripted callers), shared by tests/call and tests/side.
 from tests.peers import agent, questions  # noqa: E402, F401 - pytest fixtures
 from tests.postgres import postgres  # noqa: E402, F401 - pytest fixture

@@ -18,13 +18,17 @@ import pytest
 from eval.kit.agent_process import AgentProcess as _AgentProcess
 from eval.kit.scoring import normalize
 from tests.conftest import REPO, read_wav, synthesize_caller
+from tests.parallel import worker
 
 _ports = itertools.count(0)
 
 
 def next_ports() -> tuple[int, int]:
-    """A SIP port and the start of a 100-port RTP range, distinct for every peer in this run."""
-    n = (next(_ports) + (os.getpid() % 40) * 10) % 390
+    """A SIP port and the start of a 100-port RTP range, distinct for every peer in this run: each test worker
+    takes its own share of the 390 slots."""
+    number, workers = worker()
+    share = 390 // workers
+    n = number * share + (next(_ports) + (os.getpid() % 40) * 10) % share
     return 15000 + n * 4, 20000 + n * 100
 
 
