@@ -21,9 +21,9 @@ BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev 
 run: models pjsua2
 	$(BIN)/python -m agent run
 
-# Two test workers (pytest-xdist; tests/parallel.py says how the files are shared): most tests wait on real calls
+# Three test workers on two cores (pytest-xdist; tests/parallel.py says how the files are shared): most tests wait on real calls
 # and containers rather than compute.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 
 test: models test-models debs pjsua2 lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
