@@ -21,8 +21,8 @@ BUILD_DEBS := build-essential swig pkg-config xz-utils python3-dev libsrtp2-dev 
 run: models pjsua2
 	$(BIN)/python -m agent run
 
-# Three test workers on two cores (pytest-xdist; tests/parallel.py says how the files are shared): most tests wait on real calls
-# and containers rather than compute.
+# Three test workers on two cores (pytest-xdist; tests/parallel.py says how the files are shared): most tests
+# wait on real calls and containers rather than compute.
 TEST_WORKERS ?= 3
 
 test: models test-models debs pjsua2 lint
