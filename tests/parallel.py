@@ -3,7 +3,7 @@ worker, so a module's agent starts once, and tests/deploy runs whole on one work
 
 The deployment tests share one Docker engine: its image builds, and the fixed subnet of the compose file's
 network, which one project holds while it is up. Started first, the longest unit does not finish alone at the
-end while the other worker waits; the other worker meanwhile takes the files one after another.
+end while the other workers wait; they meanwhile take the other files one after another.
 """
 
 from __future__ import annotations

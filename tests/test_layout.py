@@ -32,6 +32,7 @@ def test_a_stage_gets_its_own_config_never_the_settings_whole():
     def imports_settings(path: Path) -> bool:
         return any(isinstance(n, ast.ImportFrom) and (n.module == "agent.settings" or n.module == "agent" and
                                                        any(a.name == "settings" for a in n.names))
+                   or isinstance(n, ast.Import) and any(a.name == "agent.settings" for a in n.names)
                    for n in ast.walk(ast.parse(path.read_text())))
 
     readers = {str(p.relative_to(REPO)) for p in (REPO / "agent").rglob("*.py") if imports_settings(p)}

@@ -90,5 +90,4 @@ def open_notifier(config: NotifyConfig, outbox: Path, instance: str, store, embe
         groups = group_by_meaning(questions, embed([q.text for q in questions])) if questions else []
         return [{k: v for k, v in g.items() if k != "last_ts"} for g in groups]
 
-    return Notifier(config, outbox, instance, unanswered,
-                    metrics.notification, metrics.notification_pending)
+    return Notifier(config, outbox, instance, unanswered, metrics.notification, metrics.notification_pending)
