@@ -22,13 +22,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import wave
 from pathlib import Path
 
 import numpy as np
 
 from eval.kit.agent_process import REPO, AgentProcess
 from eval.kit.call_scoring import scorer
+from eval.kit.likeness import MATCH, best_match
 from eval.kit.phone import load_wav
 from eval.kit.placing import spoken
 from eval.kit.ports import free_port_block
@@ -38,28 +38,6 @@ from eval.kit.scoring import normalize
 TOKEN = "eval-transfers-token-0123"
 MODES = ("accept", "accept", "no-answer", "accept", "decline", "accept-voice", "accept", "busy")
 TICK = 320
-MATCH = 0.3
-"""How alike (normalised cross-correlation) heard audio must be to a recording to be that recording, through
-G.711 and a jitter buffer (the same words line up at 0.6-0.9; different speech stays under 0.2)."""
-
-
-def wav(path: Path) -> np.ndarray:
-    with wave.open(str(path)) as w:
-        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
-
-
-def best_match(window: np.ndarray, voice: np.ndarray) -> tuple[int, float]:
-    """Where in `window` `voice` lines up best (cross-correlation, normalised: 1 is the same audio), and how well."""
-    if len(window) < len(voice) or not len(voice):
-        return 0, 0.0
-    window, voice = window.astype(np.float64), voice.astype(np.float64)
-    n = 1 << (len(window) + len(voice)).bit_length()
-    score = np.fft.irfft(np.fft.rfft(window, n) * np.conj(np.fft.rfft(voice, n)), n)[:len(window) - len(voice) + 1]
-    heard = np.sqrt(np.maximum(np.convolve(window ** 2, np.ones(len(voice)), "valid"), 0.0))
-    alike = score / (heard * np.linalg.norm(voice) + 1e-9)
-    alike[heard < 0.05 * np.linalg.norm(voice)] = 0.0  # near-silence: rounding noise over nothing is no match
-    best = int(np.argmax(alike))
-    return best, float(alike[best])
 
 
 def heard_at(timeline: dict, received: np.ndarray, voice: np.ndarray, said_at: float) -> float | None:
@@ -101,7 +79,7 @@ def one_call(agent: AgentProcess, n: int, mode: str, folder: Path, ask: Path, he
     row["outcome"] = record["outcome"] if record else None
     # Handed over, the agent leaves the line: then it is the phone's own call to the person that must last.
     row["ended_by"] = timeline.get("transferred_ended_by") if row["joined"] == "replaced" else timeline.get("ended_by")
-    received = wav(out / "caller" / "received.wav")
+    received = load_wav(out / "caller" / "received.wav")
     taken = json.loads((out / "person" / "timeline.json").read_text()) \
         if (out / "person" / "timeline.json").exists() else {}
     if mode.startswith("accept") and "accepted_at" in taken:

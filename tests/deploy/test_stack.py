@@ -14,8 +14,8 @@ import pytest
 
 from agent.deploy import images
 from agent.deploy.engine import docker
+from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
-from eval.transfers import MATCH, best_match
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import ASTERISK, Stack, reachable, running
 from tests.deploy.stack import softphone_call as call_through
@@ -154,5 +154,5 @@ def test_a_caller_asking_for_a_person_is_put_through_asterisk_to_the_reception_w
     assert "opening hours" in heard(models, {"received": load_wav(recordings[-1])}), output[-3000:]
     # The caller heard the reception's words (after the agent's "putting you through"), found by lining its audio
     # up with them rather than by what a recogniser makes of the start of a clip.
-    _, alike = best_match(timeline["received"][:timeline["second_tick"] * 320], load_wav(words))
-    assert alike > MATCH, alike
+    alike = alike_through_a_line(timeline["received"][:timeline["second_tick"] * 320], load_wav(words))
+    assert alike > HEARD, alike

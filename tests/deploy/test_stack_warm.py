@@ -14,8 +14,8 @@ import time
 import pytest
 
 from agent.deploy import images
+from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
-from eval.transfers import MATCH, best_match, wav
 from tests.conftest import REPO
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import ASTERISK, Stack, reachable, running, softphone_call
@@ -63,9 +63,9 @@ def test_the_reception_takes_the_call_and_asterisk_joins_it_to_the_caller_withou
     (handed,) = stack.events("agent", "call.hand_over")
     assert (transfer["result"], transfer["mode"], str(handed["status"])) == ("transferred", "warm", "200")
     # The caller hears the reception, and the reception hears what the caller says next.
-    _, caller_score = best_match(timeline["received"][timeline["question_end_tick"] * 320:], load_wav(hello))
-    assert caller_score > MATCH, caller_score
-    person_heard = wav(tmp_path / "person" / "received.wav")
+    caller_score = alike_through_a_line(timeline["received"][timeline["question_end_tick"] * 320:], load_wav(hello))
+    assert caller_score > HEARD, caller_score
+    person_heard = load_wav(tmp_path / "person" / "received.wav")
     # Transcribed from the first sound after the reception took the call, whenever the caller's words come.
     voiced = [tick for tick in taken["received_voiced_ticks"] if tick >= taken["said_tick"]]
     assert voiced, "the reception heard nothing once it had taken the call"
