@@ -53,9 +53,9 @@ def alike_through_a_line(window: np.ndarray, voice: np.ndarray) -> float:
     the answer, so one piece lost to a burst of loss does not decide it. Pieces of the voice that are near silent
     are left out: they line up with anything quiet.
     """
-    starts = list(range(0, len(voice) - PIECE + 1, PIECE))
-    loud = [s for s in starts if np.linalg.norm(voice[s:s + PIECE].astype(np.float64))
-            >= 0.25 * max(np.linalg.norm(voice[t:t + PIECE].astype(np.float64)) for t in starts)] if starts else []
+    starts = range(0, len(voice) - PIECE + 1, PIECE)
+    energy = [float(np.linalg.norm(voice[s:s + PIECE].astype(np.float64))) for s in starts]
+    loud = [s for s, e in zip(starts, energy, strict=True) if e >= 0.25 * max(energy, default=0.0)]
     curves = [alike_at_every_lag(window, voice[s:s + PIECE]) for s in loud]
     if not curves or not len(curves[0]):
         return 0.0

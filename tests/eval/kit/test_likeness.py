@@ -56,3 +56,4 @@ def test_nothing_heard_or_too_little_to_hold_it_is_no_match(speech):
     hello, _ = speech
     assert alike_through_a_line(np.zeros(5 * 16000, dtype=np.int16), hello) == 0.0
     assert alike_through_a_line(hello[:4000], hello) == 0.0
+    assert alike_through_a_line(in_a_call(hello), hello[:4000]) == 0.0  # shorter than one piece: nothing to line up
