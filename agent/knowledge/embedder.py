@@ -20,11 +20,13 @@ class Embedder:
 
     def __init__(self, model: ResolvedModel, architecture: str, threads: int = 2) -> None:
         self.model = model
+        # No onnxruntime memory arena: it keeps the buffers of the longest text yet for the process's life, so
+        # each new longest question raised the agent's memory for good (as Piper's did: speech/tts.py).
         if model.source == "hub":
-            self._embedding = TextEmbedding(model_name=model.location, threads=threads)
+            self._embedding = TextEmbedding(model_name=model.location, threads=threads, enable_cpu_mem_arena=False)
         else:
             self._embedding = TextEmbedding(model_name=architecture, specific_model_path=model.location,
-                                            threads=threads, local_files_only=True)
+                                            threads=threads, local_files_only=True, enable_cpu_mem_arena=False)
         self.dim = int(self.embed(["dimension probe"]).shape[1])
 
     def lexicon(self) -> frozenset[str]:

@@ -18,3 +18,8 @@ def test_a_paraphrase_ranks_above_an_unrelated_sentence(models):
 
 def test_no_texts_give_an_empty_matrix(models):
     assert models.embedder.embed([]).shape == (0, 384)
+
+
+def test_the_model_keeps_no_memory_arena_that_would_hold_the_longest_text_yet(models):
+    session = models.embedder._embedding.model.model
+    assert session.get_session_options().enable_cpu_mem_arena is False
