@@ -98,11 +98,16 @@ def baresip_config(address: str, port: int, microphone: Path, rtp: int, recordin
                    extra: tuple[str, ...] = (), modules: tuple[str, ...] = ()) -> str:
     """A baresip 1.0 config for a scripted softphone: SIP on address:port, `microphone` (a WAV) as its microphone,
     what it hears recorded into `recordings` (sndfile: *-dec.wav), no sound card; `extra` lines and `modules` (such
-    as srtp.so) added."""
+    as srtp.so) added.
+
+    No jitter buffer: libre 1.1's takes every packet as too late, for the rest of the call, once the sender's
+    sequence numbers jump back under the same SSRC (a reception phone answering a call Asterisk transferred once
+    recorded nothing, every packet dropped "(Connection timed out)"); loopback and a compose network have no
+    jitter for it to smooth."""
     lines = [f"sip_listen {address}:{port}", f"net_interface {address}", *extra, "audio_player alsa,null",
              f"audio_source aufile,{microphone}", "audio_alert alsa,null", "audio_level no",
              *(f"{kind}_format s16" for kind in ("ausrc", "auplay", "auenc", "audec")),
-             f"rtp_ports {rtp}-{rtp + 20}", "rtcp_mux no", "jitter_buffer_delay 5-10",
+             f"rtp_ports {rtp}-{rtp + 20}", "rtcp_mux no", "jitter_buffer_delay 0-0",
              "module_path /usr/lib/baresip/modules",
              *(f"module {name}" for name in ("g711.so", *modules, "sndfile.so", "alsa.so", "aufile.so")),
              "module_tmp uuid.so", "module_tmp account.so", "module_app menu.so", f"snd_path {recordings}"]
