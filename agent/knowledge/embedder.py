@@ -22,11 +22,12 @@ class Embedder:
         self.model = model
         # No onnxruntime memory arena: it keeps the buffers of the longest text yet for the process's life, so
         # each new longest question raised the agent's memory for good (as Piper's did: speech/tts.py).
+        options = {"threads": threads, "enable_cpu_mem_arena": False}
         if model.source == "hub":
-            self._embedding = TextEmbedding(model_name=model.location, threads=threads, enable_cpu_mem_arena=False)
+            self._embedding = TextEmbedding(model_name=model.location, **options)
         else:
             self._embedding = TextEmbedding(model_name=architecture, specific_model_path=model.location,
-                                            threads=threads, local_files_only=True, enable_cpu_mem_arena=False)
+                                            local_files_only=True, **options)
         self.dim = int(self.embed(["dimension probe"]).shape[1])
 
     def lexicon(self) -> frozenset[str]:

@@ -59,15 +59,15 @@ def alike_through_a_line(window: np.ndarray, voice: np.ndarray) -> float:
     curves = [alike_at_every_lag(window, voice[s:s + PIECE]) for s in loud]
     if not curves or not len(curves[0]):
         return 0.0
-    anchor = max(range(len(curves)), key=lambda i: curves[i].max())
-    lags = {anchor: int(np.argmax(curves[anchor])) - loud[anchor]}
-    scores = {anchor: float(curves[anchor].max())}
+    peaks = [float(curve.max()) for curve in curves]
+    anchor = int(np.argmax(peaks))
+    scores = {anchor: peaks[anchor]}
     for order in (range(anchor + 1, len(curves)), range(anchor - 1, -1, -1)):
-        lag = lags[anchor]
+        lag = int(np.argmax(curves[anchor])) - loud[anchor]  # where the voice starts, as the last piece placed it
         for i in order:
             low = min(max(lag + loud[i] - STEP_DRIFT, 0), len(curves[i]) - 1)
             high = min(lag + loud[i] + STEP_DRIFT + 1, len(curves[i]))
             near = curves[i][low:high]
             best = low + int(np.argmax(near)) if len(near) else low
-            lag, lags[i], scores[i] = best - loud[i], best - loud[i], float(curves[i][best])
+            lag, scores[i] = best - loud[i], float(curves[i][best])
     return float(np.median(list(scores.values())))
