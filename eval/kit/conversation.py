@@ -4,7 +4,10 @@ Fed one tick (20 ms) at a time with whether the agent's audio was voiced on
 that tick. A normal question waits until the agent has answered the previous
 one and gone quiet; a barge-in question starts `barge_in_at_ms` into that
 answer. After the last question the conversation is done once its answer has
-ended (or never came). A caller that reacts (`react`) is asked, each time an
+ended (or never came). An answer that has begun is waited out however late it
+began, as a person would listen to a slow agent (on a loaded machine one took 8 s
+to start); only an answer that never begins, or one that never ends (hold music),
+moves the caller on. A caller that reacts (`react`) is asked, each time an
 answer has ended, whether it has something to say to it first (the question
 again, a yes or a no): that step is put in before the next question.
 """
@@ -26,12 +29,15 @@ class Step:
 
 class Conversation:
     def __init__(self, steps: list[Step], quiet_ms: int = 1000, answer_timeout_ms: int = 12000,
-                 react: Callable[[int], Step | None] | None = None) -> None:
-        """`react(n)`: called once the answer to step n is over; a Step it returns is said next."""
+                 react: Callable[[int], Step | None] | None = None, longest_wait_ms: int = 45000) -> None:
+        """`answer_timeout_ms`: how long after a step the caller waits for an answer to begin; `longest_wait_ms`:
+        how long after it the caller waits for a begun answer to end. `react(n)`: called once the answer to step n
+        is over; a Step it returns is said next."""
         self.steps = steps
         self._react = react
         self.quiet = quiet_ms // TICK_MS
         self.timeout = answer_timeout_ms // TICK_MS
+        self.longest = max(longest_wait_ms, answer_timeout_ms) // TICK_MS
         self.started: list[int] = []
         """Tick at which each step started."""
         self._since_end = 0
@@ -58,7 +64,7 @@ class Conversation:
         else:
             self._quiet_run += 1
         answered = self._heard and self._quiet_run >= self.quiet
-        timed_out = self._since_end >= self.timeout
+        timed_out = self._since_end >= (self.longest if self._heard else self.timeout)
         if (answered or timed_out) and self._react is not None and self.started:
             reply = self._react(len(self.started) - 1)
             if reply is not None:

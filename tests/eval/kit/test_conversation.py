@@ -32,6 +32,19 @@ def test_a_missing_answer_times_out():
     assert starts == [(0, 15), (1, 75)]
 
 
+def test_an_answer_that_begins_late_is_waited_out_not_talked_over():
+    # The answer to q0 begins 9 s after it and lasts 5 s: past a 12 s timeout, but it has begun.
+    audible = lambda t: t < 10 or 475 <= t < 725  # noqa: E731
+    conversation = Conversation([Step(10), Step(10)], quiet_ms=200, answer_timeout_ms=12_000)
+    assert drive(conversation, audible, 800) == [(0, 20), (1, 735)]
+
+
+def test_an_answer_that_never_ends_moves_the_caller_on_at_the_longest_wait():
+    audible = lambda t: t < 10 or t >= 30  # noqa: E731 - hold music from tick 30 on
+    conversation = Conversation([Step(10), Step(10)], quiet_ms=200, answer_timeout_ms=1000, longest_wait_ms=3000)
+    assert drive(conversation, audible, 400) == [(0, 20), (1, 180)]
+
+
 def test_a_reacting_caller_says_its_reply_to_an_answer_before_the_next_question():
     # Greeting 0-49; reply to q0 (a confirmation) 200-229; answer after the caller's yes 270-299; answer to q1.
     audible = lambda t: t < 50 or 200 <= t < 230 or 270 <= t < 300 or 400 <= t < 420  # noqa: E731
