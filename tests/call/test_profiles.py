@@ -30,6 +30,10 @@ greeting = "Hello, Harbour Dental here. How can I help?"
 """
 GREETINGS = {"100": normalize(Settings.greeting),
              "dental": normalize("Hello, Harbour Dental here. How can I help?")}
+HOURS = {"100": normalize(next(line for line in (REPO / "kb" / "contact-and-hours.md").read_text().splitlines()
+                               if line.startswith("Our office is open"))),
+         "dental": normalize("Harbour Dental is open Tuesday to Saturday, from 7am to 3pm.")}
+"""Each KB's sentence on opening hours, the answer to the question asked."""
 
 
 
@@ -46,16 +50,15 @@ def two_kb_agent(tmp_path_factory, settings):
     process.stop()
 
 
-@pytest.mark.parametrize(("dial", "other", "answer"), [
-    ("100", "dental", "monday to friday"),
-    ("dental", "100", "tuesday to saturday"),
-])
-def test_the_dialled_extension_gets_its_own_kb(two_kb_agent, models, questions, tmp_path, dial, other, answer):
+@pytest.mark.parametrize(("dial", "other"), [("100", "dental"), ("dental", "100")])
+def test_the_dialled_extension_gets_its_own_kb(two_kb_agent, models, questions, tmp_path, dial, other):
     timeline = place_call(two_kb_agent, tmp_path, "--question", str(questions["hours"]), "--question-at", "3.5",
                           duration=14, dial=dial)
     greeting = heard(models, timeline, 0, timeline["question_tick"])
     assert likeness(greeting, GREETINGS[dial]) > likeness(greeting, GREETINGS[other]), greeting
-    assert answer in heard(models, timeline, timeline["question_end_tick"])
+    # tiny.en once heard "Tuesday to Saturday" as "two states a saturday": which KB answered is told by likeness.
+    answer = heard(models, timeline, timeline["question_end_tick"])
+    assert likeness(answer, HOURS[dial]) > likeness(answer, HOURS[other]), answer
 
 
 def test_each_profile_keeps_its_own_index(two_kb_agent):
