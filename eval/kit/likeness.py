@@ -62,8 +62,9 @@ def alike_through_a_line(window: np.ndarray, voice: np.ndarray) -> float:
     peaks = [float(curve.max()) for curve in curves]
     anchor = int(np.argmax(peaks))
     scores = {anchor: peaks[anchor]}
+    anchor_lag = int(np.argmax(curves[anchor])) - loud[anchor]
     for order in (range(anchor + 1, len(curves)), range(anchor - 1, -1, -1)):
-        lag = int(np.argmax(curves[anchor])) - loud[anchor]  # where the voice starts, as the last piece placed it
+        lag = anchor_lag  # where the voice starts, as the last piece placed it
         for i in order:
             low = min(max(lag + loud[i] - STEP_DRIFT, 0), len(curves[i]) - 1)
             high = min(lag + loud[i] + STEP_DRIFT + 1, len(curves[i]))

@@ -9,10 +9,11 @@ from eval.kit.scoring import normalize
 from tests.conftest import REPO
 from tests.peers import AgentProcess, heard, likeness, place_call
 
-DENTAL = """# Harbour Dental
+DENTAL_HOURS = "Harbour Dental is open Tuesday to Saturday, from 7am to 3pm."
+DENTAL = f"""# Harbour Dental
 
 ## Opening hours
-Harbour Dental is open Tuesday to Saturday, from 7am to 3pm. The clinic is closed on Sundays and Mondays.
+{DENTAL_HOURS} The clinic is closed on Sundays and Mondays.
 
 ## Address
 The clinic is at 3 Pier Road, next to the lifeboat station.
@@ -32,7 +33,7 @@ GREETINGS = {"100": normalize(Settings.greeting),
              "dental": normalize("Hello, Harbour Dental here. How can I help?")}
 HOURS = {"100": normalize(next(line for line in (REPO / "kb" / "contact-and-hours.md").read_text().splitlines()
                                if line.startswith("Our office is open"))),
-         "dental": normalize("Harbour Dental is open Tuesday to Saturday, from 7am to 3pm.")}
+         "dental": normalize(DENTAL_HOURS)}
 """Each KB's sentence on opening hours, the answer to the question asked."""
 
 
@@ -56,7 +57,7 @@ def test_the_dialled_extension_gets_its_own_kb(two_kb_agent, models, questions, 
                           duration=14, dial=dial)
     greeting = heard(models, timeline, 0, timeline["question_tick"])
     assert likeness(greeting, GREETINGS[dial]) > likeness(greeting, GREETINGS[other]), greeting
-    # tiny.en once heard "Tuesday to Saturday" as "two states a saturday": which KB answered is told by likeness.
+    # tiny.en may mishear a day's name ("two states a saturday"): which KB answered is told by likeness.
     answer = heard(models, timeline, timeline["question_end_tick"])
     assert likeness(answer, HOURS[dial]) > likeness(answer, HOURS[other]), answer
 
