@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from eval.kit.agent_process import AgentProcess as _AgentProcess
-from eval.kit.scoring import normalize
+from eval.kit.scoring import heard_said, normalize  # noqa: F401 - heard_said for the tests
 from tests.conftest import REPO, read_wav, synthesize_caller
 from tests.parallel import worker
 
@@ -122,6 +122,19 @@ def likeness(heard_text: str, spoken: str) -> float:
 
     return SequenceMatcher(None, heard_text.split(), spoken.split()).ratio()
 
+
+def kb_line(start: str) -> str:
+    """The bundled KB's line that starts with `start`: a sentence a test expects a caller to hear."""
+    for path in sorted((REPO / "kb").glob("*.md")):
+        for line in path.read_text().splitlines():
+            if line.startswith(start):
+                return line
+    raise LookupError(start)
+
+
+HOURS = kb_line("Our office is open Monday")
+OFFICE = kb_line("The office is at")
+WARRANTY = kb_line("New boilers come with")
 
 GOODBYE = ("thank you for calling", "goodbye")
 """The agent's goodbye (Phrase.GOODBYE, "Thank you for calling. Goodbye."), in its two sentences."""

@@ -15,7 +15,7 @@ import pytest
 from eval.browser_phone import MEASURE
 from eval.kit.chromium import Chromium
 from tests.conftest import read_wav
-from tests.peers import AgentProcess, heard, next_ports
+from tests.peers import HOURS, AgentProcess, heard, heard_said, next_ports
 
 TOKEN = "test-token-browser-phone"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "browser-phone"
@@ -115,7 +115,7 @@ def test_a_browser_call_is_answered_aloud_and_in_the_page_transcript(phone_agent
     print(f"browser phone: end of question to the answer's first audio in the browser: {latency_ms} ms")
     # The answer was heard, not only read: what the browser played, transcribed.
     played = _decoded(base64.b64decode(browser.evaluate(RECORDED)))
-    assert "monday to friday" in heard(models, {"received": played})
+    assert heard_said(heard(models, {"received": played}), HOURS)
 
     browser.evaluate("document.getElementById('hangup').click()")
     (ended,) = phone_agent.wait_for("call.ended", 1, timeout=15)

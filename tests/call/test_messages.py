@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.call.commands import Phrase
 from eval.kit.owner import SmtpReceiver, WebhookReceiver
 from eval.kit.scoring import word_error_rate
 from tests.conftest import synthesize_caller
-from tests.peers import AgentProcess, chromium, heard, place_call
+from tests.peers import AgentProcess, chromium, heard, heard_said, place_call
 
 TOKEN = "test-token-messages"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "dashboard"
@@ -85,7 +86,7 @@ def test_a_message_is_recorded_after_the_tone_and_listed_with_its_transcript(mes
     # The message is the caller's words only: it starts after the tone and ends soon after the last word.
     assert 4 < message["seconds"] < 10
     message_end = timeline["steps"][1]["end_tick"]
-    assert "passed your message on" in heard(models, timeline, message_end)
+    assert heard_said(heard(models, timeline, message_end), Phrase.MESSAGE_SAVED.value)
     record = message_agent.http("GET", f"/calls/{message['call_id']}", TOKEN).json()
     assert [t["outcome"] for t in record["turns"]] == ["message requested", "message taken"]
     assert record["turns"][1]["transcript"] == message["transcript"]

@@ -8,11 +8,12 @@ import sys
 import numpy as np
 import pytest
 
+from agent.call.commands import Phrase
 from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
 from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
 from tests.conftest import REPO
-from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
+from tests.peers import AgentProcess, flite_wav, heard, heard_said, next_ports, place_call
 
 TOKEN = "test-token-warm-transfer"
 ECHO_ONCE_ASKED = ("--echo-db", "-6", "--echo-from-s", "10")
@@ -128,7 +129,7 @@ def test_a_person_who_does_not_take_the_call_gets_the_caller_an_offer_of_a_messa
     (done,) = [e for e in warm_agent.events("call.transfer") if e["call"] == timeline["sip_call_id"]]
     assert done["result"] == result
     said = heard(models, timeline, timeline["question_end_tick"])
-    assert "put you through" in said and "message" in said, said
+    assert heard_said(said, Phrase.TRANSFER_FAILED.value), said
     assert [t["result"] for t in record_of(warm_agent, timeline)["transfers"]] == [result]
 
 

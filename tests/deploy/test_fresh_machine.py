@@ -23,7 +23,7 @@ from agent.deploy.debian_base import make_base
 from agent.deploy.engine import docker, image_exists
 from tests.conftest import REPO, read_wav
 from tests.deploy.containers import Machine, docker_engine, own_network  # noqa: F401 - a fixture
-from tests.peers import heard
+from tests.peers import HOURS, heard, heard_said
 
 BASE_PACKAGES = ("ca-certificates", "python3", "make", "git")
 """What a newcomer who has cloned the repository has: Debian's python3, make and git (minbase holds the rest of
@@ -147,7 +147,7 @@ def test_make_run_on_debian_12_answers_a_call(installed, questions, models, tmp_
             machine.remove()
     timeline = _timeline(tmp_path / "call")
     assert timeline["status"] == 200
-    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    assert heard_said(heard(models, timeline, timeline["question_end_tick"]), HOURS)
 
 
 def _timeline(folder: Path) -> dict:

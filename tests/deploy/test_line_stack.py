@@ -13,7 +13,7 @@ import pytest
 from agent.deploy import images
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import Stack, running, softphone_call
-from tests.peers import heard
+from tests.peers import HOURS, heard, heard_said
 
 PASSWORD = "line-softphone-password"
 TOKEN = "line-test-admin-token-0123"
@@ -61,7 +61,7 @@ def test_calls_through_kamailio_reach_both_agents_and_either_lists_them_all(line
         timeline = softphone_call(line, tmp_path / f"call-{n}", PASSWORD, "--question", str(questions["hours"]),
                                   "--question-at", "3", duration=16, trunk="agent-udp")
         assert timeline["status"] == 200
-        assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+        assert heard_said(heard(models, timeline, timeline["question_end_tick"]), HOURS)
     # The dispatcher's round robin gave each agent one of the two calls; both recorded theirs in PostgreSQL.
     taken = {name: [event["call"] for event in line.events(name, "call.ended")] for name in AGENTS}
     assert all(len(calls) == 1 for calls in taken.values()), taken

@@ -4,7 +4,7 @@
 import time
 
 from eval.kit.postgres import Postgres
-from tests.peers import AgentProcess, heard, place_call
+from tests.peers import HOURS, AgentProcess, heard, heard_said, place_call
 
 TOKEN = "test-token-outage"
 
@@ -48,7 +48,7 @@ def test_records_written_while_the_database_was_down_arrive_once_and_in_order(tm
         if agent is not None:
             agent.stop()
         database.remove()
-    assert "monday to friday" in heard(models, during, during["question_end_tick"], during["second_tick"])
+    assert heard_said(heard(models, during, during["question_end_tick"], during["second_tick"]), HOURS)
     assert ready["records"] == "degraded" and ready["ready"] is True
     assert "agent_record_store_degraded 1.0" in metrics
     assert back, "the records never caught up"

@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from eval.kit.scoring import word_error_rate
 from tests.conftest import REPO
-from tests.peers import AgentProcess, heard, place_call
+from tests.peers import HOURS, WARRANTY, AgentProcess, heard, heard_said, place_call
 
 TOKEN = "test-token-3f9a"
 
@@ -60,7 +60,7 @@ def test_readiness_flips_to_200_once_models_kb_and_sip_are_up(side_agent):
 def test_a_real_call_is_measured_recorded_and_its_transcript_is_right(side_agent, models, questions, tmp_path):
     before = _response_count(side_agent)
     timeline = place_call(side_agent, tmp_path, "--question", str(questions["warranty"]), duration=12)
-    assert "warranty" in heard(models, timeline, timeline["question_end_tick"])
+    assert heard_said(heard(models, timeline, timeline["question_end_tick"]), WARRANTY)
     time.sleep(0.5)
     assert _response_count(side_agent) == before + 1
     calls = side_agent.http("GET", "/calls", TOKEN).json()["calls"]
@@ -89,7 +89,7 @@ def test_answers_rendered_between_calls_are_played_from_the_speech_cache(side_ag
     assert side_agent.wait_for("speech.prerendered", 1, timeout=180), "the KB's answers were never rendered"
     hits, misses = _cache_lookups(side_agent, "hit"), _cache_lookups(side_agent, "miss")
     timeline = place_call(side_agent, tmp_path, "--question", str(questions["hours"]), duration=12)
-    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    assert heard_said(heard(models, timeline, timeline["question_end_tick"]), HOURS)
     assert _cache_lookups(side_agent, "hit") > hits and _cache_lookups(side_agent, "miss") == misses
 
 
@@ -127,7 +127,7 @@ def test_reindex_during_a_call_does_not_disturb_it(side_agent, models, questions
                           duration=14)
     timer.join()
     assert reindexed[0].status_code == 200 and reindexed[0].json()["added"] == 1
-    assert "monday to friday" in heard(models, timeline, timeline["question_end_tick"])
+    assert heard_said(heard(models, timeline, timeline["question_end_tick"]), HOURS)
 
 
 def test_a_vanished_kb_directory_keeps_the_old_index_and_readiness_says_why(side_agent):

@@ -1,6 +1,6 @@
 import pytest
 
-from eval.kit.scoring import char_error_rate, normalize, number_to_words, word_error_rate
+from eval.kit.scoring import char_error_rate, heard_said, normalize, number_to_words, word_error_rate
 
 
 @pytest.mark.parametrize(("n", "words"), [(0, "zero"), (7, "seven"), (15, "fifteen"), (40, "forty"),
@@ -53,3 +53,17 @@ def test_the_decline_counts_as_heard_with_or_without_a_filler_word_the_scorer_ad
     assert heard_decline("Sorry, I don't have the information about that.")
     assert not heard_decline("Sorry, I have the information about that right here.")
     assert not heard_decline("Our office is open Monday to Friday.")
+
+
+HOURS = "Our office is open Monday to Friday from 8 a.m. to 6 p.m."
+
+
+def test_a_sentence_misheard_by_a_word_or_two_is_heard():
+    assert heard_said("our office is open monday through friday from eight am to six pm", HOURS)
+    assert heard_said("hello. Our office is open Monday to Friday, from 8am to 6pm. Anything else?", HOURS)
+
+
+def test_another_line_of_the_same_kb_is_not_the_sentence():
+    assert not heard_said("on saturdays the office is open from nine am to one pm", HOURS)
+    assert not heard_said("our office is open monday", HOURS)  # cut short on the line
+    assert not heard_said("", HOURS)
