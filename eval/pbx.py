@@ -78,7 +78,11 @@ def bundled_asterisk(recordings: Path, tls: Path) -> Iterator[str]:
         subprocess.run([sys.executable, "-m", "agent", "tls-cert", str(tls / f"{base}.crt"), str(tls / f"{base}.key"),
                         host], cwd=REPO, check=True, capture_output=True, timeout=60)
     recordings.chmod(0o777)  # written by the container's asterisk user
-    network = docker("network", "create", "--driver", "bridge", "--subnet", SUBNET, "--gateway", SOFTPHONE, name)
+    # No masquerading: Docker's NAT rule for the subnet would rewrite the direct caller's packets to the agent (one
+    # host address to another) to the machine's main address, so the agent heard one address and was offered
+    # another, and a caller once heard nothing of a whole call.
+    network = docker("network", "create", "--driver", "bridge", "--subnet", SUBNET, "--gateway", SOFTPHONE,
+                     "--opt", "com.docker.network.bridge.enable_ip_masquerade=false", name)
     try:
         # The agent's address beside the softphone's on the host's side of the bridge: Asterisk takes anything
         # from the agent's address for the trunk, so the softphone must register from another.
