@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from eval.kit.agent_process import AgentProcess as _AgentProcess
+from eval.kit.ports import TEST_SLOTS
 from eval.kit.scoring import heard_said, normalize  # noqa: F401 - heard_said for the tests
 from tests.conftest import REPO, read_wav, synthesize_caller
 from tests.parallel import worker
@@ -29,7 +30,8 @@ def next_ports() -> tuple[int, int]:
     number, workers = worker()
     share = 390 // workers
     n = number * share + (next(_ports) + (os.getpid() % 40) * 10) % share
-    return 15000 + n * 4, 20000 + n * 100
+    (sip, _), (rtp, _) = TEST_SLOTS
+    return sip + n * 4, rtp + n * 100
 
 
 @pytest.fixture(scope="module")

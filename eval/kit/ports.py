@@ -2,7 +2,8 @@
 
 Blocks are taken below the kernel's ephemeral range where they can be: a port in that range is also any
 outgoing connection's local port, which may take it between the probe here and the agent's bind (a soak's
-HTTP port once was).
+HTTP port once was). They are never taken from the test workers' slots (TEST_SLOTS), which the suite hands out
+without probing: a clean clone's test agent once found its SIP port (15100, a slot) taken.
 """
 
 from __future__ import annotations
@@ -15,15 +16,21 @@ PORT_FLOOR = 10000
 """The lowest port a block starts at (below it sit the well-known and registered services)."""
 
 
+TEST_SLOTS = ((15000, 16600), (20000, 59100))
+"""The SIP and RTP port ranges of tests/peers.next_ports: each test worker's share is fixed, not probed."""
+
+
 def free_port_block(size: int) -> int:
-    """A port p such that p..p+size-1 look free on loopback (UDP and TCP), below the ephemeral range."""
+    """A port p such that p..p+size-1 look free on loopback (UDP and TCP), below the ephemeral range and
+    outside TEST_SLOTS."""
     top = ephemeral_ports()[0] - size
+    bases = [base for base in range(PORT_FLOOR, top, 100)
+             if not any(base < end and base + size > start for start, end in TEST_SLOTS)]
     for _ in range(200):
-        base = random.randrange(PORT_FLOOR, top) // 100 * 100 if top > PORT_FLOOR else _kernel_port() // 100 * 100
+        base = random.choice(bases) if bases else _kernel_port() // 100 * 100
         if base + size < 65000 and port_block_is_free(base, size):
             return base
     raise RuntimeError("no free port block on loopback")
-
 
 
 def ephemeral_ports() -> tuple[int, int]:

@@ -2,7 +2,7 @@
 
 import socket
 
-from eval.kit.ports import ephemeral_ports, free_port_block, port_block_is_free
+from eval.kit.ports import TEST_SLOTS, ephemeral_ports, free_port_block, port_block_is_free
 
 
 def test_a_block_with_only_its_odd_port_taken_is_not_free():
@@ -16,3 +16,9 @@ def test_a_block_with_only_its_odd_port_taken_is_not_free():
 def test_blocks_sit_below_the_ports_outgoing_connections_are_given():
     low, _ = ephemeral_ports()
     assert all(free_port_block(110) + 110 <= low for _ in range(20))
+
+
+def test_blocks_leave_the_test_workers_slots_alone():
+    for _ in range(50):
+        base = free_port_block(110)
+        assert all(base + 110 <= start or base >= end for start, end in TEST_SLOTS), base
