@@ -17,7 +17,7 @@ import pytest
 
 from eval.kit.agent_process import AgentProcess as _AgentProcess
 from eval.kit.ports import TEST_SLOTS
-from eval.kit.scoring import heard_said, normalize  # noqa: F401 - heard_said for the tests
+from eval.kit.scoring import normalize
 from tests.conftest import REPO, read_wav, synthesize_caller
 from tests.parallel import worker
 

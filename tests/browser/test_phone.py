@@ -14,8 +14,9 @@ import pytest
 
 from eval.browser_phone import MEASURE
 from eval.kit.chromium import Chromium
+from eval.kit.scoring import heard_said
 from tests.conftest import read_wav
-from tests.peers import HOURS, AgentProcess, heard, heard_said, next_ports
+from tests.peers import HOURS, AgentProcess, heard, next_ports
 
 TOKEN = "test-token-browser-phone"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "browser-phone"

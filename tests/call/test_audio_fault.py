@@ -4,7 +4,8 @@ breaks the VAD once; every other part is the real agent)."""
 
 from datetime import datetime
 
-from tests.peers import HOURS, AgentProcess, heard, heard_said, place_call
+from eval.kit.scoring import heard_said
+from tests.peers import HOURS, AgentProcess, heard, place_call
 
 TOKEN = "test-token-audio-fault"
 

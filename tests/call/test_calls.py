@@ -3,8 +3,8 @@
 import pytest
 
 from agent.settings import Settings
-from eval.kit.scoring import normalize
-from tests.peers import HOURS, OFFICE, WARRANTY, AgentProcess, heard, heard_goodbye, heard_said, likeness, place_call
+from eval.kit.scoring import heard_said, normalize
+from tests.peers import HOURS, OFFICE, WARRANTY, AgentProcess, heard, heard_goodbye, likeness, place_call
 
 
 @pytest.mark.parametrize(("codec", "negotiated"), [("PCMU", "PCMU/8000"), ("G722", "G722/16000")])

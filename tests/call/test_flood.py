@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
+from eval.kit.scoring import heard_said
 from tests.call.test_sip import options
-from tests.peers import HOURS, AgentProcess, heard, heard_said, next_ports, place_call
+from tests.peers import HOURS, AgentProcess, heard, next_ports, place_call
 
 FLOODER = "127.0.0.5"  # another loopback address: not the trusted 127.0.0.1 the real caller uses
 

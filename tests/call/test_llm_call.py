@@ -4,9 +4,10 @@ KB's own sentences) when the server accepts the request and never answers."""
 import re
 
 from agent.knowledge.grounding import judge
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO
 from tests.llm.servers import ScriptedServer, llm_server  # noqa: F401 - fixture
-from tests.peers import OFFICE, AgentProcess, heard, heard_said, place_call
+from tests.peers import OFFICE, AgentProcess, heard, place_call
 
 TOKEN = "test-token-llm-calls"
 

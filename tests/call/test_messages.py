@@ -10,9 +10,9 @@ import pytest
 
 from agent.call.commands import Phrase
 from eval.kit.owner import SmtpReceiver, WebhookReceiver
-from eval.kit.scoring import word_error_rate
+from eval.kit.scoring import heard_said, word_error_rate
 from tests.conftest import synthesize_caller
-from tests.peers import AgentProcess, chromium, heard, heard_said, place_call
+from tests.peers import AgentProcess, chromium, heard, place_call
 
 TOKEN = "test-token-messages"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "dashboard"

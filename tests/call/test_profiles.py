@@ -7,6 +7,7 @@ import pytest
 from agent.settings import Settings
 from eval.kit.scoring import normalize
 from tests.conftest import REPO
+from tests.peers import HOURS as BUNDLED_HOURS
 from tests.peers import AgentProcess, heard, likeness, place_call
 
 DENTAL_HOURS = "Harbour Dental is open Tuesday to Saturday, from 7am to 3pm."
@@ -31,9 +32,7 @@ greeting = "Hello, Harbour Dental here. How can I help?"
 """
 GREETINGS = {"100": normalize(Settings.greeting),
              "dental": normalize("Hello, Harbour Dental here. How can I help?")}
-HOURS = {"100": normalize(next(line for line in (REPO / "kb" / "contact-and-hours.md").read_text().splitlines()
-                               if line.startswith("Our office is open"))),
-         "dental": normalize(DENTAL_HOURS)}
+HOURS = {"100": normalize(BUNDLED_HOURS), "dental": normalize(DENTAL_HOURS)}
 """Each KB's sentence on opening hours, the answer to the question asked."""
 
 

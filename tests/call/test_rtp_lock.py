@@ -7,7 +7,8 @@ import sys
 import threading
 import time
 
-from tests.peers import HOURS, REPO, AgentProcess, heard, heard_said, next_ports
+from eval.kit.scoring import heard_said
+from tests.peers import HOURS, REPO, AgentProcess, heard, next_ports
 
 STRANGER = "127.0.0.9"
 

@@ -6,8 +6,9 @@ import subprocess
 import sys
 import time
 
+from eval.kit.scoring import heard_said
 from tests.call.raw_sip import RawDialog, offer
-from tests.peers import HOURS, REPO, AgentProcess, heard, heard_goodbye, heard_said, next_ports
+from tests.peers import HOURS, REPO, AgentProcess, heard, heard_goodbye, next_ports
 
 
 def test_sigterm_drains_calls_politely_and_exits_cleanly(tmp_path, settings, models, questions):

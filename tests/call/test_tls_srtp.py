@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from eval.kit.phone import load_wav
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO
-from tests.peers import HOURS, AgentProcess, baresip_config, heard, heard_said, next_ports
+from tests.peers import HOURS, AgentProcess, baresip_config, heard, next_ports
 
 TOKEN = "tls-srtp-test-token"
 

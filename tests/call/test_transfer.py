@@ -10,8 +10,9 @@ import pytest
 
 from agent.call.commands import Phrase
 from eval.kit.owner import WebhookReceiver
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO, synthesize_caller
-from tests.peers import AgentProcess, heard, heard_said, next_ports, place_call
+from tests.peers import AgentProcess, heard, next_ports, place_call
 
 BUSY = Path(__file__).parent / "sipp" / "uas_busy.xml"
 WEBHOOK_SECRET = "transfer-webhook-secret-01"

@@ -12,8 +12,9 @@ from agent.call.commands import Phrase
 from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
 from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO
-from tests.peers import AgentProcess, flite_wav, heard, heard_said, next_ports, place_call
+from tests.peers import AgentProcess, flite_wav, heard, next_ports, place_call
 
 TOKEN = "test-token-warm-transfer"
 ECHO_ONCE_ASKED = ("--echo-db", "-6", "--echo-from-s", "10")

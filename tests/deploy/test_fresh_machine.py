@@ -21,9 +21,10 @@ import pytest
 
 from agent.deploy.debian_base import make_base
 from agent.deploy.engine import docker, image_exists
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO, read_wav
 from tests.deploy.containers import Machine, docker_engine, own_network  # noqa: F401 - a fixture
-from tests.peers import HOURS, heard, heard_said
+from tests.peers import HOURS, heard
 
 BASE_PACKAGES = ("ca-certificates", "python3", "make", "git")
 """What a newcomer who has cloned the repository has: Debian's python3, make and git (minbase holds the rest of

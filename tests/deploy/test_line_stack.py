@@ -11,9 +11,10 @@ import urllib.request
 import pytest
 
 from agent.deploy import images
+from eval.kit.scoring import heard_said
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import Stack, running, softphone_call
-from tests.peers import HOURS, heard, heard_said
+from tests.peers import HOURS, heard
 
 PASSWORD = "line-softphone-password"
 TOKEN = "line-test-admin-token-0123"

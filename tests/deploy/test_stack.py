@@ -16,10 +16,11 @@ from agent.deploy import images
 from agent.deploy.engine import docker
 from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
+from eval.kit.scoring import heard_said
 from tests.deploy.containers import docker_engine  # noqa: F401 - a fixture
 from tests.deploy.stack import ASTERISK, Stack, reachable, running
 from tests.deploy.stack import softphone_call as call_through
-from tests.peers import HOURS, OFFICE, baresip_config, flite_wav, heard, heard_said, next_ports
+from tests.peers import HOURS, OFFICE, baresip_config, flite_wav, heard, next_ports
 
 PASSWORD = "softphone-test-password"
 TOKEN = "stack-test-admin-token-0123"

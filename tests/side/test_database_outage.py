@@ -4,7 +4,8 @@
 import time
 
 from eval.kit.postgres import Postgres
-from tests.peers import HOURS, AgentProcess, heard, heard_said, place_call
+from eval.kit.scoring import heard_said
+from tests.peers import HOURS, AgentProcess, heard, place_call
 
 TOKEN = "test-token-outage"
 

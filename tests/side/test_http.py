@@ -7,9 +7,9 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from eval.kit.scoring import word_error_rate
+from eval.kit.scoring import heard_said, word_error_rate
 from tests.conftest import REPO
-from tests.peers import HOURS, WARRANTY, AgentProcess, heard, heard_said, place_call
+from tests.peers import HOURS, WARRANTY, AgentProcess, heard, place_call
 
 TOKEN = "test-token-3f9a"
 

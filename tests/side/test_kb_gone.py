@@ -3,8 +3,9 @@ why, and callers still get answers from the index it had. When the directory is 
 
 import shutil
 
+from eval.kit.scoring import heard_said
 from tests.conftest import REPO
-from tests.peers import HOURS, AgentProcess, heard, heard_said, place_call
+from tests.peers import HOURS, AgentProcess, heard, place_call
 
 TOKEN = "kb-gone-test-token"
 

@@ -3,7 +3,8 @@
 import sqlite3
 import time
 
-from tests.peers import HOURS, WARRANTY, AgentProcess, heard, heard_said, place_call
+from eval.kit.scoring import heard_said
+from tests.peers import HOURS, WARRANTY, AgentProcess, heard, place_call
 
 TOKEN = "locked-records-token"
 

@@ -13,7 +13,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from eval.kit.phone import load_wav
-from tests.peers import WARRANTY, AgentProcess, heard, heard_said
+from eval.kit.scoring import heard_said
+from tests.peers import WARRANTY, AgentProcess, heard
 
 TOKEN = "test-token-media-stream"
 TICK = 320  # 20 ms at 16 kHz
