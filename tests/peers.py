@@ -56,6 +56,12 @@ def flite_wav(folder: Path, name: str, text: str, voice: str = "slt") -> Path:
     return path
 
 
+QUESTIONS = {"hours": "What are your opening hours during the week?", "office": "Where is your office?",
+             "warranty": "What warranty comes with a new boiler?", "goodbye": "That's all, thanks. Goodbye.",
+             "pizza": "Can I order a pizza?"}
+"""What the `questions` fixture's callers say."""
+
+
 @pytest.fixture(scope="session")
 def questions(tmp_path_factory):
     """Caller questions in flite's voice, as 8 kHz WAVs."""
@@ -64,11 +70,7 @@ def questions(tmp_path_factory):
     def make(name: str, text: str) -> Path:
         return flite_wav(folder, name, text)
 
-    return {"hours": make("hours", "What are your opening hours during the week?"),
-            "office": make("office", "Where is your office?"),
-            "warranty": make("warranty", "What warranty comes with a new boiler?"),
-            "goodbye": make("goodbye", "That's all, thanks. Goodbye."),
-            "pizza": make("pizza", "Can I order a pizza?")}
+    return {name: make(name, text) for name, text in QUESTIONS.items()}
 
 
 def place_call(agent: AgentProcess, out: Path, *args: str, duration: float = 16, dial: str | None = None,

@@ -54,16 +54,20 @@ def targets(setting: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in setting.split(",") if t.strip())
 
 
+WAITING = "is waiting to speak to someone."
+TAKE, DO_NOT_TAKE = "Press 1 or say yes to take the call.", "Press 2 or say no if you can't."
+
+
 def announcement(caller: str, question: str, answer: str) -> str:
     """What the person hears when they pick up: who is waiting, what they asked, what the agent told them."""
     number = caller.split("sip:", 1)[-1].split("@", 1)[0].strip('<>" ') or "an unknown number"
     parts = [f"Hello, this is the phone assistant. A caller from {' '.join(number) if number.isdigit() else number} "
-             "is waiting to speak to someone."]
+             f"{WAITING}"]
     if question:
         parts.append(f"They asked: {question.strip().rstrip('?.')}.")
     if answer:
         parts.append(f"I told them: {answer.strip()}")
-    parts.append("Press 1 or say yes to take the call. Press 2 or say no if you can't.")
+    parts += [TAKE, DO_NOT_TAKE]
     return " ".join(parts)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.call.commands import Phrase
-from agent.call.warm_transfer import announcement, failure, hold_tone, targets, verdict
+from agent.call.warm_transfer import TAKE, WAITING, announcement, failure, hold_tone, targets, verdict
 from eval.kit.likeness import HEARD, alike_through_a_line
 from eval.kit.phone import load_wav
 from eval.kit.scoring import heard_said
@@ -104,7 +104,7 @@ def test_the_person_who_accepts_is_told_who_waits_and_then_the_two_hear_each_oth
     assert "answered_tick" in taken and ("pressed" in taken) == (mode == "accept")
     audio = received(tmp_path)
     briefing = heard(models, {"received": audio[:taken["briefing_end_tick"] * 320]})
-    assert "waiting" in briefing and "press one" in briefing, briefing
+    assert heard_said(briefing, WAITING) and heard_said(briefing, TAKE), briefing
     # The caller hears the person, and the person hears their own words come back through the caller's line:
     # found by lining the audio up with the person's recording (through G.711 both ways, and jitter buffers
     # that drop or repeat frames when the machine is busy).
