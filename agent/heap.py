@@ -6,10 +6,14 @@ arena for its next allocation, and gives a thread that finds the arenas busy a n
 each with its own high-water mark: a long call's resident memory climbs towards every arena's high-water mark and
 stays there after the call.
 
-So `python -m agent` first of all limits the arenas to ARENAS, and the model workers hand the free pages of every
-arena back (malloc_trim) when none of them has work, so no caller waits behind it. eval.long_call measures what
-this does to a long call's memory. (Mapping every block from 256 KiB up apart kept the heaps flatter still, but
-doubled Whisper's time per turn in eval.replay: its buffers were mapped and faulted in afresh for every decode.)
+So `python -m agent` first of all limits the arenas to ARENAS, and the model workers hand the free pages back
+(malloc_trim) when none of them has work, so no caller waits behind it. One arena, the main one, because
+malloc_trim returns the free space at the top of the main arena's heap but not at the top of another arena's: there
+glibc gives it back only when a later free leaves more than its trim threshold on top, which it raises with the
+biggest mapped block freed (up to 64 MiB), so tens of MiB stayed resident for minutes after a reply. eval.long_call
+measures what this does to a long call's memory. (Mapping every block from 256 KiB up apart kept the heaps flatter
+still, but doubled Whisper's time per turn in eval.replay: its buffers were mapped and faulted in afresh for every
+decode.)
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ _trim = getattr(_libc, "malloc_trim", None)  # glibc only; elsewhere there is no
 _mallopt = getattr(_libc, "mallopt", None)
 M_ARENA_MAX = -8
 """mallopt's parameter for the most arenas (malloc.h)."""
-ARENAS = 2
+ARENAS = 1
 
 
 def release_free_memory() -> None:
