@@ -61,8 +61,8 @@ TAKE, DO_NOT_TAKE = "Press 1 or say yes to take the call.", "Press 2 or say no i
 def announcement(caller: str, question: str, answer: str) -> str:
     """What the person hears when they pick up: who is waiting, what they asked, what the agent told them."""
     number = caller.split("sip:", 1)[-1].split("@", 1)[0].strip('<>" ') or "an unknown number"
-    parts = [f"Hello, this is the phone assistant. A caller from {' '.join(number) if number.isdigit() else number} "
-             f"{WAITING}"]
+    spoken = " ".join(number) if number.isdigit() else number
+    parts = [f"Hello, this is the phone assistant. A caller from {spoken} {WAITING}"]
     if question:
         parts.append(f"They asked: {question.strip().rstrip('?.')}.")
     if answer:

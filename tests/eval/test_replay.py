@@ -111,7 +111,7 @@ def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_b
     assert rows["hours"]["exchanges"] == ["question"] and rows["hours"]["correct"]  # the script went on
     assert summary["asked_again"] >= 1 and summary["first_try_accuracy"] == 1.0 and summary["wrong_answers"] == 0
     # What the caller made of each reply is kept: the request to say it again first, the decline last.
-    heard = [h.lower() for h in rows["gibberish"]["caller_heard"]]
+    heard = rows["gibberish"]["caller_heard"]
     assert heard_said(heard[0], Phrase.ASK_AGAIN.value) and heard_said(heard[-1], ABSTAIN_TEXT), heard
 
 
