@@ -119,10 +119,14 @@ def summarize(rows: list[dict]) -> dict:
     def share(items: list[dict], key: str) -> float | None:
         return round(sum(r[key] for r in items) / len(items), 4) if items else None
 
+    # How long a right answer is to listen to: one that reads out a whole table or list is right, and a poor answer.
+    words = sorted(len(r["answer"].split()) for r in answerable if r["correct"])
     return {"n": len(rows), "answerable": len(answerable), "out_of_kb": len(out_of_kb),
             "answered_right": share(answerable, "correct"), "right_first_try": share(answerable, "first_try"),
             "out_of_kb_declined": share(out_of_kb, "correct"), "all_right": share(rows, "correct"),
-            "wrong_answers": sum(r["wrong_answer"] for r in rows)}
+            "wrong_answers": sum(r["wrong_answer"] for r in rows),
+            "right_answer_words_p50": words[len(words) // 2] if words else None,
+            "right_answer_words_p90": words[min(len(words) - 1, len(words) * 9 // 10)] if words else None}
 
 
 def report(rows: list[dict], names: list[str]) -> dict:

@@ -46,10 +46,27 @@ def normalize(text: str) -> str:
     return " ".join(BRITISH_TO_AMERICAN.get(word, word) for word in text.split())
 
 
+def _cells_in_one_sentence(text: str, cells: list[str]) -> bool:
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        haystack, start = f" {normalize(sentence)} ", 0
+        for cell in cells:
+            found = haystack.find(f" {cell} ", start)
+            if found < 0:
+                break
+            start = found + len(cell) + 1
+        else:
+            return True
+    return False
+
+
 def contains_any(text: str, expected: tuple[str, ...]) -> bool:
-    """An expected string appears in the text, after normalising case, punctuation and numbers."""
+    """An expected string appears in the text, after normalising case, punctuation and numbers. One written as a
+    table row ("Saturday | 09:00") is right where its cells appear in that order within one sentence, which is how
+    a row is read out ("Saturday: Open 09:00, Close 20:00")."""
     haystack = f" {normalize(text)} "
-    return any(f" {normalize(e)} " in haystack for e in expected)
+    return any(f" {normalize(e)} " in haystack or
+               ("|" in e and _cells_in_one_sentence(text, [normalize(cell) for cell in e.split("|")]))
+               for e in expected)
 
 
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:

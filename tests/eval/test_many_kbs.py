@@ -88,3 +88,12 @@ def test_caller_voices_name_their_synthesizer():
     assert parse("piper") == ("piper", "")
     with pytest.raises(ValueError, match="ENGINE:NAME"):
         parse("festival:kal")
+
+
+def test_the_summary_measures_how_long_the_right_answers_are_to_listen_to():
+    from eval.many_kbs import summarize
+    rows = [{"out_of_kb": False, "correct": True, "first_try": True, "wrong_answer": False, "answer": "one two"},
+            {"out_of_kb": False, "correct": False, "first_try": False, "wrong_answer": True, "answer": "a " * 50},
+            {"out_of_kb": True, "correct": True, "first_try": True, "wrong_answer": False, "answer": "no idea at all"}]
+    summary = summarize(rows)
+    assert summary["right_answer_words_p50"] == summary["right_answer_words_p90"] == 2

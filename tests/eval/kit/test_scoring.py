@@ -1,6 +1,6 @@
 import pytest
 
-from eval.kit.scoring import char_error_rate, heard_said, normalize, number_to_words, word_error_rate
+from eval.kit.scoring import char_error_rate, contains_any, heard_said, normalize, number_to_words, word_error_rate
 
 
 @pytest.mark.parametrize(("n", "words"), [(0, "zero"), (7, "seven"), (15, "fifteen"), (40, "forty"),
@@ -67,3 +67,10 @@ def test_another_line_of_the_same_kb_is_not_the_sentence():
     assert not heard_said("on saturdays the office is open from nine am to one pm", HOURS)
     assert not heard_said("our office is open monday", HOURS)  # cut short on the line
     assert not heard_said("", HOURS)
+
+
+def test_a_table_row_expected_is_found_as_its_cells_in_one_sentence():
+    row = ("Saturday | 09:00",)
+    assert contains_any("Monday: closed. Saturday: Open 09:00, Close 20:00.", row)
+    assert not contains_any("Sunday: Open 09:00. Saturday: closed.", row)
+    assert not contains_any("Open 09:00 on Saturday.", row)
