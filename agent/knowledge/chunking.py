@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from agent.knowledge.text import sentences, strip_inline_markdown
 
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "2"
 """Bump when chunk boundaries or what gets embedded change, so every index is rebuilt (fingerprint)."""
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -20,7 +20,6 @@ _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-_ENDS_SENTENCE = re.compile(r"[.!?:;][\"')\]]*$")
 
 
 @dataclass(frozen=True)
@@ -55,52 +54,20 @@ def _is_plain_text_heading(paragraph: list[str]) -> bool:
     return len(paragraph) == 1 and len(paragraph[0]) <= 60 and not paragraph[0].rstrip().endswith((".", "!", "?", ":"))
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def table_row_sentence(header: list[str], row: list[str]) -> str:
-    """A table row as one sentence that can be spoken alone: its first cell, then the others under their
-    column names ("Saturday: Open 09:00, Close 20:00"), or the one value when the others repeat it
-    ("Monday: closed")."""
-    key = row[0]
-    values = [(header[i] if i < len(header) else "", value) for i, value in enumerate(row) if i and value]
-    if not values:
-        return key
-    if len({value for _, value in values}) == 1:
-        return f"{key}: {values[0][1]}"
-    return f"{key}: " + ", ".join(f"{label} {value}".strip() for label, value in values)
-
-
-def _as_sentence(text: str) -> str:
-    """A list item or table row spoken on its own: a capital first letter and a full stop, so it neither runs
-    into the next item nor gets lost inside it."""
-    text = text.strip()
-    text = text[:1].upper() + text[1:]
-    return text if _ENDS_SENTENCE.search(text) else f"{text}."
-
-
 def _sections(text: str, markdown: bool) -> list[_Section]:
-    """Group lines into sections (by heading) of paragraphs (hard-wrapped lines joined). Each list item and
-    each table row is a paragraph of its own, read as one sentence."""
+    """Group lines into sections (by heading) of paragraphs (hard-wrapped lines joined)."""
     sections = [_Section((), [])]
     stack: list[tuple[int, str]] = []
     paragraph: list[str] = []
     in_fence = False
-    in_item = False
-    header: list[str] | None = None
-    last_cells: list[str] | None = None
 
     def close_paragraph() -> None:
-        nonlocal in_item
         if paragraph:
             if not markdown and _is_plain_text_heading(paragraph):
                 sections.append(_Section((paragraph[0].strip(),), []))
             else:
-                joined = " ".join(p.strip() for p in paragraph)
-                sections[-1].paragraphs.append(_as_sentence(joined) if in_item else joined)
+                sections[-1].paragraphs.append(" ".join(p.strip() for p in paragraph))
             paragraph.clear()
-        in_item = False
 
     def open_heading(level: int, title: str) -> None:
         close_paragraph()
@@ -108,11 +75,6 @@ def _sections(text: str, markdown: bool) -> list[_Section]:
             stack.pop()
         stack.append((level, strip_inline_markdown(title).strip()))
         sections.append(_Section(tuple(t for _, t in stack if t), []))
-
-    def add_row(text: str) -> None:
-        close_paragraph()
-        if text.strip():
-            sections[-1].paragraphs.append(_as_sentence(text))
 
     for line in text.splitlines():
         if markdown and _FENCE.match(line):
@@ -128,20 +90,12 @@ def _sections(text: str, markdown: bool) -> list[_Section]:
                 title = paragraph.pop()
                 open_heading(1 if line.lstrip().startswith("=") else 2, title)
                 continue
-            if "|" in line and _TABLE_RULE.match(line):
-                if last_cells and any(last_cells) and sections[-1].paragraphs:
-                    sections[-1].paragraphs.pop()  # the header row, read into the rows below it instead
-                    header = last_cells
+            if _TABLE_RULE.match(line) and "|" in line:
                 continue
             if line.strip().startswith("|"):
-                last_cells = [strip_inline_markdown(cell) for cell in _cells(line)]
-                add_row(table_row_sentence(header, last_cells) if header else
-                         ", ".join(cell for cell in last_cells if cell))
-                continue
-            header = last_cells = None
+                line = ", ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
             if _LIST_ITEM.match(line):
                 close_paragraph()
-                in_item = True
                 line = _LIST_ITEM.sub("", line)
             line = strip_inline_markdown(line.lstrip("> "))
         if not line.strip():

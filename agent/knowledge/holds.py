@@ -96,7 +96,9 @@ def age_fits(sentence: str, age: int) -> float:
     it states an age limit that does not (the rule that answers "can my 14-year-old ..." with "16 or over"), else 0."""
     text = digits(sentence)
     stated = False
-    for low, high in re.findall(r"\b(\d+)\s?(?:to|-|–)\s?(\d+)\s?(?:years?|yrs?)?\b", text):
+    # "8 to 15", "8-15", and "aged 16 and 17" (two ages named, not "16 and over").
+    ranges = re.findall(r"\b(\d+)\s?(?:to|-|–)\s?(\d+)\s?(?:years?|yrs?)?\b|\baged? (\d+) (?:and|or) (\d+)\b", text)
+    for low, high in ((a or c, b or d) for a, b, c, d in ranges):
         if int(low) < int(high) <= 120:
             stated = True
             if int(low) <= age <= int(high):
@@ -105,7 +107,8 @@ def age_fits(sentence: str, age: int) -> float:
         stated = True
         if age < int(next(n for n in limit if n)):
             return 1.0
-    for limit in re.findall(r"\b(\d+)\s?(?:and|or)\s(?:over|older|above)\b|\bover[- ]?(\d+)s?\b|\baged? (\d+)\b", text):
+    for limit in re.findall(r"\b(\d+)\s?(?:and|or)\s(?:over|older|above)\b|\bover[- ]?(\d+)s?\b|"
+                            r"\baged? (\d+)\b(?! (?:and|or) \d)", text):
         stated = True
         if age >= int(next(n for n in limit if n)):
             return 1.0

@@ -32,7 +32,7 @@ BRITISH_TO_AMERICAN = {"cheque": "check", "cheques": "checks", "colour": "color"
 
 # Abbreviations after which a full stop does not end a sentence.
 _NO_BREAK_AFTER = frozenset("mr mrs ms dr st no nos vs approx e.g i.e etc fig inc ltd co jr sr".split())
-_SENTENCE_END = re.compile(r"""([.!?]+["')\]]*)\s+(?=["'(\[]?[A-Z0-9$£€])""")
+_SENTENCE_END = re.compile(r"""([.!?]+["')\]]*)\s+(?=["'(\[]?[A-Z0-9$])""")
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 

@@ -1,5 +1,4 @@
-from agent.knowledge.chunking import split_document, table_row_sentence
-from agent.knowledge.text import sentences
+from agent.knowledge.chunking import split_document
 
 DOC = """# Prices
 
@@ -53,28 +52,12 @@ def test_a_giant_sentence_is_cut_at_word_boundaries():
     assert " ".join(c.text for c in chunks).split() == text.split()
 
 
-def test_setext_headings_and_list_items_as_sentences():
-    doc = "Opening hours\n=============\n\n- Monday to Friday 8 to 6\n- saturday 9 to 1,\n  by appointment\n"
+def test_setext_headings_lists_and_tables():
+    doc = "Opening hours\n=============\n\n- Monday to Friday 8 to 6\n- Saturday 9 to 1\n\n" \
+          "| day | open |\n|-----|------|\n| Sunday | closed |\n"
     (chunk,) = split_document("h.md", doc)
     assert chunk.heading == ("Opening hours",)
-    assert sentences(chunk.text) == ["Monday to Friday 8 to 6.", "Saturday 9 to 1, by appointment."]
-
-
-def test_each_table_row_is_a_sentence_with_its_column_names():
-    doc = ("| Day | Open | Close |\n| --- | --- | --- |\n| Monday | closed | closed |\n"
-           "| Saturday | 09:00 | 20:00 |\n\nLast entry is an hour before closing.\n")
-    (chunk,) = split_document("t.md", doc)
-    assert sentences(chunk.text) == ["Monday: closed.", "Saturday: Open 09:00, Close 20:00.",
-                                     "Last entry is an hour before closing."]
-
-
-def test_a_row_longer_than_its_header_keeps_every_cell():
-    assert table_row_sentence(["Item", "Price"], ["Shoe hire", "€4", "per visit"]) == "Shoe hire: Price €4, per visit"
-
-
-def test_a_table_without_a_header_rule_reads_its_cells_in_order():
-    (chunk,) = split_document("t.md", "| Sunday | closed |\n| Monday | 9 to 5 |\n")
-    assert sentences(chunk.text) == ["Sunday, closed.", "Monday, 9 to 5."]
+    assert chunk.text == "Monday to Friday 8 to 6 Saturday 9 to 1 day, open Sunday, closed"
 
 
 def test_code_fences_are_text_not_headings():

@@ -30,7 +30,8 @@ def test_day_ranges_weekends_and_every_day_cover_their_days():
 
 @pytest.mark.parametrize(("sentence", "age", "fit"), [
     ("Children from 8 to 15 must be supervised.", 10, 1.0), ("A child under 12 must not be left alone.", 10, 1.0),
-    ("Riders must be 16 or over to hire on their own.", 14, 0.5), ("Membership is free.", 14, 0.0)])
+    ("Riders must be 16 or over to hire on their own.", 14, 0.5), ("Membership is free.", 14, 0.0),
+    ("Climbers aged 16 and 17 can climb alone.", 17, 1.0), ("Climbers aged 16 and 17 can climb alone.", 30, 0.5)])
 def test_an_age_fits_the_range_or_limit_a_sentence_states(sentence, age, fit):
     assert age_fits(sentence, age) == fit
 
