@@ -61,8 +61,8 @@ def _cells_in_one_sentence(text: str, cells: list[str]) -> bool:
 
 def contains_any(text: str, expected: tuple[str, ...]) -> bool:
     """An expected string appears in the text, after normalising case, punctuation and numbers. One written as a
-    table row ("Saturday | 09:00") is right where its cells appear in that order within one sentence, which is how
-    a row is read out ("Saturday: Open 09:00, Close 20:00")."""
+    table row ("Saturday | 09:00") is right where its cells appear in that order within one sentence: the whole
+    table read as one, or the row read alone under its column names ("Saturday: Open 09:00, Close 20:00")."""
     haystack = f" {normalize(text)} "
     return any(f" {normalize(e)} " in haystack or
                ("|" in e and _cells_in_one_sentence(text, [normalize(cell) for cell in e.split("|")]))

@@ -1,4 +1,4 @@
-"""The many-KB benchmark's data and its FAQ reader: every case can be answered as written, FAQs parse."""
+"""The many-KB benchmark's data, its FAQ reader and its summary: every case can be answered as written, FAQs parse."""
 
 import pytest
 
@@ -6,6 +6,7 @@ from eval.kit.cases import load_cases, right_answer
 from eval.kit.faq_text import as_markdown, parse_debian_faq, parse_qa_faq
 from eval.kit.kbs import KBS, faq_cases, halves
 from eval.kit.scoring import contains_any
+from eval.many_kbs import summarize
 
 AUTHORED = [name for half in halves().values() for name in half if ":" not in name]
 
@@ -91,7 +92,6 @@ def test_caller_voices_name_their_synthesizer():
 
 
 def test_the_summary_measures_how_long_the_right_answers_are_to_listen_to():
-    from eval.many_kbs import summarize
     rows = [{"out_of_kb": False, "correct": True, "first_try": True, "wrong_answer": False, "answer": "one two"},
             {"out_of_kb": False, "correct": False, "first_try": False, "wrong_answer": True, "answer": "a " * 50},
             {"out_of_kb": True, "correct": True, "first_try": True, "wrong_answer": False, "answer": "no idea at all"}]
