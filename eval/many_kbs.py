@@ -29,6 +29,7 @@ from eval.kit.diagnosis import wrong_answer
 from eval.kit.dialogue import Calls, ask, perfectly, verdict
 from eval.kit.kbs import halves, kb_and_cases
 from eval.kit.knowledge import build_knowledge
+from eval.kit.report import percentile
 from eval.kit.voices import THREE_ENGINES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,13 +121,12 @@ def summarize(rows: list[dict]) -> dict:
         return round(sum(r[key] for r in items) / len(items), 4) if items else None
 
     # How long a right answer is to listen to: one that reads out a whole table or list is right, and a poor answer.
-    words = sorted(len(r["answer"].split()) for r in answerable if r["correct"])
+    words = [len(r["answer"].split()) for r in answerable if r["correct"]]
     return {"n": len(rows), "answerable": len(answerable), "out_of_kb": len(out_of_kb),
             "answered_right": share(answerable, "correct"), "right_first_try": share(answerable, "first_try"),
             "out_of_kb_declined": share(out_of_kb, "correct"), "all_right": share(rows, "correct"),
             "wrong_answers": sum(r["wrong_answer"] for r in rows),
-            "right_answer_words_p50": words[len(words) // 2] if words else None,
-            "right_answer_words_p90": words[min(len(words) - 1, len(words) * 9 // 10)] if words else None}
+            "right_answer_words_p50": percentile(words, 50), "right_answer_words_p90": percentile(words, 90)}
 
 
 def report(rows: list[dict], names: list[str]) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from agent.knowledge.text import BRITISH_TO_AMERICAN
+from agent.knowledge.text import BRITISH_TO_AMERICAN, sentences
 
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
          "sixteen seventeen eighteen nineteen").split()
@@ -47,7 +47,7 @@ def normalize(text: str) -> str:
 
 
 def _cells_in_one_sentence(text: str, cells: list[str]) -> bool:
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
+    for sentence in sentences(text):
         haystack, start = f" {normalize(sentence)} ", 0
         for cell in cells:
             found = haystack.find(f" {cell} ", start)
