@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import time
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             alive = agent.process.poll() is None
         finally:
             agent.stop()
+            shutil.copyfile(agent.log_path, args.out / "agent.log")  # a failed turn says its stage there
     wide = to_16k(heard[question_end * FRAME:])
     answer = scorer.transcribe(wide).text if len(wide) else ""
     answered = [status for status, _ in placed if status == 200]

@@ -24,9 +24,12 @@ def test_one_call_directly_and_through_asterisk_is_scored_both_ways_and_from_ast
                             timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
+    # What the agent made of each call, to read a miss by (the scratch folder is gone after a CI run).
+    turns = "\n".join(line for line in (out / "agent.log").read_text().splitlines() if "event=call." in line)
     for way in ("direct", "pbx", "recorded"):
         (row,) = report["cases"][way]
-        assert row["correct"] and row["latency_ms"] is not None, (way, row)
+        # The whole row as text: pytest shortens an object's repr, and a miss is read by what the caller heard.
+        assert row["correct"] and row["latency_ms"] is not None, f"{way}: {json.dumps(row)}\n{turns}"
     assert report["pbx_added_ms"]["n"] == 1 and report["verdict_changed"] == []
     # Asterisk's MixMonitor kept the call: each leg, and both mixed.
     (caller,) = (out / "recordings").glob("*-caller.wav")
