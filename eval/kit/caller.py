@@ -35,6 +35,7 @@ from eval.kit.phone import (
     add_account_arguments,
     hang_up,
     load_wav,
+    run_or_exit,
     start_endpoint,
     wait_registered,
     write_call,
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.react and not args.script:
         parser.error("--react needs --script")
-    timeline = run(args)
+    timeline = run_or_exit(run, args)
     print(json.dumps({k: v for k, v in timeline.items() if not k.endswith("voiced_ticks")}))
     return 0
 

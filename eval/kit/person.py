@@ -29,6 +29,7 @@ from eval.kit.phone import (
     add_account_arguments,
     hang_up,
     load_wav,
+    run_or_exit,
     start_endpoint,
     wait_registered,
     write_call,
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=40.0)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    run(args)
+    run_or_exit(run, args)
     return 0
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import threading
 import time
+import traceback
 import wave
 from pathlib import Path
 
@@ -21,6 +24,17 @@ from eval.kit.wire import voiced_ticks
 RATE = 16000
 TICK = 320  # samples per 20 ms
 CODECS = {"PCMU": "PCMU/8000/1", "PCMA": "PCMA/8000/1", "G722": "G722/16000/1"}
+
+
+def run_or_exit(run, args: argparse.Namespace):
+    """`run(args)`'s result; if it raises, the traceback on stderr and an exit with 1 at once: pjsip's threads outlive
+    a run that failed and hold the interpreter's exit, so a caller hung until its parent's timeout, the reason lost."""
+    try:
+        return run(args)
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def load_wav(path: Path) -> np.ndarray:

@@ -28,6 +28,10 @@ after an answer's first sentence: re-scoring two replays, greedy missed one righ
 class Reactions:
     def __init__(self, script: list[dict], hint: str, load_wav) -> None:
         """`script`: the script file's steps; `load_wav(path)`: 16 kHz int16 audio of a WAV."""
+        missing = sorted({f"{kind}_audio" for entry in script if "about" in entry for kind in ("repeat", "yes", "no")
+                          if f"{kind}_audio" not in entry})
+        if missing:  # found mid-call, it would end the call the first time the caller needed that reply
+            raise ValueError(f"a script step that carries 'about' also needs {', '.join(missing)}")
         self._script, self._hint, self._load_wav = script, hint, load_wav
         self.cases = list(range(len(script)))
         """The case of every step said so far and to come, in order."""

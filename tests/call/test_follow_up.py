@@ -22,9 +22,9 @@ def test_a_follow_up_to_a_misheard_question_answered_right_stays_on_its_topic(tm
     about = sorted(set(tokens(FIRST + " gas safety certificate landlords costs")))
     replies = {"yes_audio": _wav(tmp_path, "yes", YES), "no_audio": _wav(tmp_path, "no", NO)}
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"audio": _wav(tmp_path, "first", FIRST), "about": about, **replies},
-        {"audio": _wav(tmp_path, "follow-up", FOLLOW_UP), "about": about, **replies}]))
+    # Asked to say it again, the caller says the same question once more.
+    steps = [_wav(tmp_path, "first", FIRST), _wav(tmp_path, "follow-up", FOLLOW_UP)]
+    script.write_text(json.dumps([{"audio": wav, "repeat_audio": wav, "about": about, **replies} for wav in steps]))
     agent = AgentProcess(tmp_path, settings, admin_token=TOKEN)
     try:
         timeline = place_call(agent, tmp_path / "call", "--script", str(script), "--react", duration=60)
