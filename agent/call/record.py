@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ import numpy as np
 
 from agent.call.commands import TurnOutcome
 from agent.call.understanding.message import Message
-from agent.logs import event
+from agent.logs import clip, event
 
 if TYPE_CHECKING:
     from agent.call.transport import CallTransport
@@ -181,7 +182,11 @@ class CallBook:
     def failed(self, stage: str, error: Exception) -> None:
         """A model or the audio path failed (`stage`: asr, tts, …, audio)."""
         name = "call.audio_failed" if stage == "audio" else "call.turn_failed"
-        event(log, name, logging.ERROR, call=self.record.sip_call_id, stage=stage, error=type(error).__name__)
+        # Where it was raised and what it said: an operator (or a CI log) has nothing else to go on.
+        frames = traceback.extract_tb(error.__traceback__)
+        event(log, name, logging.ERROR, call=self.record.sip_call_id, stage=stage, error=type(error).__name__,
+              detail=clip(str(error), 200), at=f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames
+              else "")
         self.reporter.error(stage)
 
     def new_turn(self, silence_ms: float) -> TurnRecord:

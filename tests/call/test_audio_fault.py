@@ -24,6 +24,8 @@ def test_an_audio_path_crash_mid_call_hangs_up_and_the_next_caller_is_answered(t
                            duration=20)
         assert first["status"] == 200 and first["ended_by"] == "agent"  # a BYE, not a silent line
         (failed,) = agent.events("call.audio_failed")
+        # What broke and where, as the operator reads it in the log.
+        assert failed["detail"] == "onnxruntime session lost" and failed["at"].startswith("faulty_agent.py:")
         (ended,) = agent.events("call.ended")
         assert ended["outcome"] == "failed: audio"
         assert (_time(ended["ts"]) - _time(failed["ts"])).total_seconds() <= 2.0
