@@ -184,9 +184,9 @@ class CallBook:
         name = "call.audio_failed" if stage == "audio" else "call.turn_failed"
         # Where it was raised and what it said: an operator (or a CI log) has nothing else to go on.
         frames = traceback.extract_tb(error.__traceback__)
+        raised_at = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
         event(log, name, logging.ERROR, call=self.record.sip_call_id, stage=stage, error=type(error).__name__,
-              detail=clip(str(error), 200), at=f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames
-              else "")
+              detail=clip(str(error), 200), at=raised_at)
         self.reporter.error(stage)
 
     def new_turn(self, silence_ms: float) -> TurnRecord:

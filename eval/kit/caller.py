@@ -163,10 +163,11 @@ def follow_transfer(endpoint: pj.Endpoint, call: CallerCall, stay_s: float, time
 
 
 def run(args: argparse.Namespace) -> dict:
-    endpoint, account, port, call = place(args)
-    timeline: dict = {"codec": args.codec}
+    # The script read (and a reacting caller's checked) before dialling: a script it cannot follow places no call.
     script = load_script(args.script) if args.script else None
     reactions = Reactions(json.loads(args.script.read_text()), args.hint, load_wav) if args.react else None
+    endpoint, account, port, call = place(args)
+    timeline: dict = {"codec": args.codec}
 
     def received_since(n: int, port: CallerPort = port) -> np.ndarray:
         with port.lock:
