@@ -11,7 +11,13 @@ import re
 
 _DIGIT_WORDS = "zero one two three four five six seven eight nine".split()
 
-_MONEY = re.compile(r"\$(\d[\d,]*)(?:\.(\d{2}))?")
+_MONEY = re.compile(r"([$£€])(\d[\d,]*)(?:\.(\d{2}))?")
+_PENCE = re.compile(r"\b(\d+)p\b")
+_CURRENCIES = {"$": ("dollar", "dollars", " and {} cents", "cents"), "£": ("pound", "pounds", " {}", "pence"),
+               "€": ("euro", "euros", " {}", "cents")}
+"""A currency's unit, one and many, how its minor part follows ("12 dollars and 50 cents", "1 pound 50") and what
+the minor part alone is called ("50 pence"):
+Piper reads "£45" as "pound forty-five" and "€65" as "euro sixty-five", the symbol first."""
 _RANGE = re.compile(r"(\d|\b[AP]M)\s*(?:–|—|-(?=\s*\d+\s*[AP]M\b))\s*(\d)")
 _AM_PM = re.compile(r"\b([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _PHONE = re.compile(r"\b(?:1-)?\d{3}-\d{3}-\d{4}\b|\b\d{3}-\d{4}\b")
@@ -30,10 +36,12 @@ def _digits(text: str) -> str:
 
 
 def _money(match: re.Match[str]) -> str:
-    dollars, cents = match.group(1).replace(",", ""), match.group(2)
-    unit = "dollar" if dollars == "1" else "dollars"
-    spoken = f"{int(dollars):,} {unit}".replace(",", "")
-    return spoken + (f" and {int(cents)} cents" if cents and cents != "00" else "")
+    one, many, minor, small = _CURRENCIES[match.group(1)]
+    whole, part = match.group(2).replace(",", ""), match.group(3)
+    if int(whole) == 0 and part:
+        return f"{int(part)} {small}"
+    spoken = f"{int(whole)} {one if int(whole) == 1 else many}"
+    return spoken + (minor.format(int(part)) if part and part != "00" else "")
 
 
 def _phone(match: re.Match[str]) -> str:
@@ -57,6 +65,7 @@ def speakable(text: str) -> str:
     text = _EMAIL.sub(_email, text)
     text = _PHONE.sub(_phone, text)
     text = _MONEY.sub(_money, text)
+    text = _PENCE.sub(r"\1 pence", text)
     text = _CODE.sub(_code, text)
     # "p.m." at the end of a sentence carries the sentence's full stop too.
     text = _AM_PM.sub(lambda m: f"{m.group(1).upper()}M" + ("." if m.end() == len(text) and

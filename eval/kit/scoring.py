@@ -34,11 +34,17 @@ def _spell_number(match: re.Match[str]) -> str:
 
 
 
+CURRENCY = re.compile(r"\b(?:pounds?|pence|dollars?|cents?|euros?)\b|(?<=\d)\s?p\b")
+"""A currency's words, dropped as its symbols are: Piper says "£45" and Whisper writes what it heard as "£45",
+"45 pounds" or "pound 45", one amount each way."""
+
+
 def normalize(text: str) -> str:
-    """Lower case, digits spelled out, a.m./p.m. as am/pm, British spellings folded, punctuation
-    removed, whitespace collapsed."""
+    """Lower case, currency symbols and words dropped, digits spelled out, a.m./p.m. as am/pm, British spellings
+    folded, punctuation removed, whitespace collapsed."""
     text = text.lower().replace("%", " percent ").replace("&", " and ")
     text = re.sub(r"(?<![a-z])([ap])\.?\s?m\b\.?", r" \1m ", text)
+    text = CURRENCY.sub(" ", text)
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
     text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
     text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")

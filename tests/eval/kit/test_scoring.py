@@ -74,3 +74,18 @@ def test_a_table_row_expected_is_found_as_its_cells_in_one_sentence():
     assert contains_any("Monday: closed. Saturday: Open 09:00, Close 20:00.", row)
     assert not contains_any("Sunday: Open 09:00. Saturday: closed.", row)
     assert not contains_any("Open 09:00 on Saturday.", row)
+
+
+@pytest.mark.parametrize(("written", "heard"), [
+    ("A basic service is £45", "A basic service is pound 45"),
+    ("A basic service is £45", "a basic service is 45 pounds"),
+    ("DVDs cost £1.50", "DVDs cost 1 pound 50"),
+    ("a £3 processing fee", "a three pounds processing fee"),
+    ("Copies are 25p", "copies are twenty five pence"),
+])
+def test_an_amount_is_the_same_with_its_currency_symbol_or_word(written, heard):
+    assert normalize(written) == normalize(heard)
+
+
+def test_a_different_amount_is_still_different():
+    assert normalize("£14.50 a month") != normalize("4 pounds 50 a month")
