@@ -103,6 +103,9 @@ class ScoredSentence:
     own_evidence: float
     """The same support without the call's context: what the question's own words find here."""
     features: np.ndarray | None = None
+    heard_evidence: float | None = None
+    """The best's support from the question as heard, no rewording searched beside it (soundalike put back "parking"
+    for "croaking"); None where no word was put back by sound."""
 
 
 def candidates(snapshot: Snapshot, passages: list[Passage], excluded: frozenset[str] = frozenset()
@@ -224,9 +227,17 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
                                       with_context=False)
     _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted)
     backing, own_backing = evidence(probability, fitted), evidence(own_probability, fitted)
+    heard_backing = None
+    if query.by_sound:
+        heard_asked, heard_features = measure(snapshot, cands, question_vector, expanded_vector,
+                                              replace(query, recovered=""))
+        _, heard_best, heard_probability = judge(heard_asked, heard_features, snapshot, query.follow_up, fitted)
+        # The words as heard would answer with another sentence, or with this one on less support.
+        heard_backing = evidence(heard_probability, fitted) if heard_best == best else 0.0
     covered = SENTENCE.index("covered")
     return [ScoredSentence(cand, float(scores[i]), float(features[i, 0]), float(features[i, covered]),
-                           backing if i == best else 0.0, own_backing if i == best else 0.0, features[i])
+                           backing if i == best else 0.0, own_backing if i == best else 0.0, features[i],
+                           heard_backing if i == best else None)
             for i, cand in enumerate(cands)]
 
 

@@ -81,6 +81,9 @@ class Reply:
     own_evidence: float = 0.0
     """The best sentence's support from the question's own words, without the call's context: how readings of
     one utterance compare, since the context is the same for all of them."""
+    heard_evidence: float | None = None
+    """The best sentence's support with the words recovered by sound left out (answer.ScoredSentence); None where
+    the question had none."""
 
     @property
     def text(self) -> str:
@@ -148,13 +151,17 @@ class KnowledgeBase:
     def reworded(self, snapshot: Snapshot, question: str) -> str:
         """The question in the KB's own words — callers' synonyms swapped for the KB's, near-homophones put
         back — or '' when that changes nothing. Searched beside the question, never instead of it."""
+        return self._reword(snapshot, question)[0]
+
+    def _reword(self, snapshot: Snapshot, question: str) -> tuple[str, bool]:
+        """`reworded`, and whether a near-homophone was put back."""
         sound_alikes, synonyms = self._kb_wording(snapshot)
         # Synonyms first: a caller's real word the recogniser's vocabulary lacks ("checkup") must not be
         # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
         text = synonyms.rephrase(question) or question
-        text = sound_alikes.recover(text) or text
-        text = synonyms.rephrase(text) or text
-        return text if text != question else ""
+        by_sound = sound_alikes.recover(text)
+        text = synonyms.rephrase(by_sound or text) or by_sound or text
+        return (text, bool(by_sound)) if text != question else ("", False)
 
     def guess_by_sound(self, question: str) -> tuple[str, tuple[str, ...]]:
         """The question with the real words the KB lacks swapped for KB words they sound like, and those KB
@@ -202,7 +209,10 @@ class KnowledgeBase:
             return []
         snapshot = self.index.snapshot  # one snapshot for the whole question, whatever refreshes meanwhile
         started = time.perf_counter()
-        queries = [replace(memory.query(q), recovered=self.reworded(snapshot, q)) for q in map(as_asked, questions)]
+        queries = []
+        for question in map(as_asked, questions):
+            recovered, by_sound = self._reword(snapshot, question)
+            queries.append(replace(memory.query(question), recovered=recovered, by_sound=by_sound))
         texts = list(dict.fromkeys(t for query in queries for t in self._texts(query)))
         embedded = dict(zip(texts, self._embedder.embed(texts), strict=True))
         # The embedding's time is shared out: each reply's retrieval time is its share of it plus its search.
@@ -235,7 +245,7 @@ class KnowledgeBase:
         topic = "" if abstained else name_topic(best.candidate.text, snapshot.idf, frozenset(tokens(question)))
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
                      (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
-                     best.own_evidence if best else 0.0)
+                     best.own_evidence if best else 0.0, best.heard_evidence if best else None)
 
     @staticmethod
     def commit(memory: CallMemory, reply: Reply) -> None:

@@ -47,6 +47,8 @@ class Query:
     recovered: str = ""
     """The question in the KB's words: near-homophones put back (soundalike), callers' synonyms swapped
     (synonyms); searched beside it."""
+    by_sound: bool = False
+    """Some of `recovered`'s words were put back by sound, not by meaning: what is firm only on them is in doubt."""
     previous: str = ""
     """The previous turn's question ("" on a call's first)."""
 

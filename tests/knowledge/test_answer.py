@@ -171,3 +171,13 @@ def test_a_focus_word_the_kb_uses_only_in_a_street_name_is_barely_covered(models
     _, rows = measure(snapshot, cands, vector, expanded, query, recovered)
     covered = {c.text: float(row[SENTENCE.index("covered")]) for c, row in zip(cands, rows, strict=True)}
     assert covered["Address: 112 Station Approach, Oakfield."] < 0.5 <= covered["The station café opens at 7am."]
+
+
+def test_an_answer_resting_on_a_word_put_back_by_sound_says_how_little_the_words_heard_back_it(bundled_kb):
+    by_sound = bundled_kb.draft(CallMemory(), "How much is the annual surfice?")  # "service", put back by sound
+    assert not by_sound.abstained and "$149" in by_sound.text
+    assert by_sound.heard_evidence is not None and by_sound.heard_evidence < by_sound.evidence
+
+
+def test_an_answer_on_the_kbs_synonym_of_a_callers_word_carries_no_doubt_by_sound(bundled_kb):
+    assert bundled_kb.draft(CallMemory(), "Is there a discount for pensioners?").heard_evidence is None

@@ -169,8 +169,11 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
             return Understanding(Action.CONFIRM, guesses[0], first, tuple(readings), guesses[0].reply.topic)
         action = Action.ASK_AGAIN if worth_asking and not clarified.asked_again else Action.ANSWER
         return Understanding(action, chosen, first, tuple(readings))
-    # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches.
+    # An unsure reading is judged by what its own words find; a guess is confirmed however well it matches, and so is
+    # an answer that is firm only on a word recovered by sound ("How much is my croaking?" answered on "parking").
     backing = chosen.reply.own_evidence if ears_unsure else chosen.reply.evidence
+    if chosen.reply.heard_evidence is not None:
+        backing = min(backing, chosen.reply.heard_evidence)
     guessing = transcript.avg_logprob < GUESSING_LOGPROB
     topic = _topic(chosen.reply)
     # And an answer the KB backs only moderately is confirmed too, however clearly it was heard: the caller's yes

@@ -72,6 +72,17 @@ def test_a_clear_question_the_kb_backs_only_moderately_is_confirmed_before_it_is
     assert understanding.action is Action.CONFIRM and understanding.confirm_text == "Are you asking about new boilers?"
 
 
+def test_an_answer_firm_only_on_a_word_put_back_by_sound_is_confirmed_before_it_is_answered():
+    misheard = Reading(Hypothesis("How much is my croaking?", -0.1), replace(reply(0.76), heard_evidence=0.0))
+    understanding = understand(heard([misheard]), [misheard])
+    assert understanding.action is Action.CONFIRM and understanding.confirm_text == "Are you asking about new boilers?"
+
+
+def test_an_answer_as_firm_on_the_words_heard_is_answered_without_confirming():
+    clear = Reading(Hypothesis("How much is the annual service?", -0.1), replace(reply(0.76), heard_evidence=0.7))
+    assert understand(heard([clear]), [clear]).action is Action.ANSWER
+
+
 def test_a_moderately_backed_answer_is_declined_when_its_confirmation_could_only_echo_the_callers_words():
     said = "Do you fit new boilers?"
     asked = Reading(Hypothesis(said, -0.1), replace(reply(0.39), question=said, topic=""))
