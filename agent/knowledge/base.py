@@ -160,7 +160,8 @@ class KnowledgeBase:
         # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
         text = synonyms.rephrase(question) or question
         by_sound = sound_alikes.recover(text)
-        text = synonyms.rephrase(by_sound or text) or by_sound or text
+        text = by_sound or text
+        text = synonyms.rephrase(text) or text
         return (text, bool(by_sound)) if text != question else ("", False)
 
     def guess_by_sound(self, question: str) -> tuple[str, tuple[str, ...]]:

@@ -16,8 +16,8 @@ _PENCE = re.compile(r"\b(\d+)p\b")
 _CURRENCIES = {"$": ("dollar", "dollars", " and {} cents", "cents"), "£": ("pound", "pounds", " {}", "pence"),
                "€": ("euro", "euros", " {}", "cents")}
 """A currency's unit, one and many, how its minor part follows ("12 dollars and 50 cents", "1 pound 50") and what
-the minor part alone is called ("50 pence"):
-Piper reads "£45" as "pound forty-five" and "€65" as "euro sixty-five", the symbol first."""
+the minor part alone is called ("50 pence"). Piper reads "£45" as "pound forty-five" and "€65" as "euro sixty-five",
+the symbol first."""
 _RANGE = re.compile(r"(\d|\b[AP]M)\s*(?:–|—|-(?=\s*\d+\s*[AP]M\b))\s*(\d)")
 _AM_PM = re.compile(r"\b([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _PHONE = re.compile(r"\b(?:1-)?\d{3}-\d{3}-\d{4}\b|\b\d{3}-\d{4}\b")
@@ -37,10 +37,10 @@ def _digits(text: str) -> str:
 
 def _money(match: re.Match[str]) -> str:
     one, many, minor, small = _CURRENCIES[match.group(1)]
-    whole, part = match.group(2).replace(",", ""), match.group(3)
-    if int(whole) == 0 and part:
+    whole, part = int(match.group(2).replace(",", "")), match.group(3)
+    if whole == 0 and part:
         return f"{int(part)} {small}"
-    spoken = f"{int(whole)} {one if int(whole) == 1 else many}"
+    spoken = f"{whole} {one if whole == 1 else many}"
     return spoken + (minor.format(int(part)) if part and part != "00" else "")
 
 
