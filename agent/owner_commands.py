@@ -30,7 +30,8 @@ def command_models(args: argparse.Namespace, settings: Settings) -> int:
             mark = "default" if spec.default else "optional"
             print(f"{spec.name:26} {spec.kind:9} {spec.size / 1e6:8.1f} MB  {mark:8}  {spec.description}")
         return 0
-    chosen = {settings.asr_model, settings.tts_model, settings.embed_model, settings.vad_model}
+    chosen = {settings.asr_model, settings.asr_second_model, settings.tts_model, settings.embed_model,
+              settings.vad_model}
     names = args.names or [s.name for s in manifest.values() if args.all or s.default or s.name in chosen]
     unknown = [n for n in names if n not in manifest]
     if unknown:

@@ -131,6 +131,10 @@ class Settings:
                                low=1, high=64)
     asr_workers: int = setting(2, "Whisper decodes that may run at once (a model replica each): a decode started "
                                "at a mid-question pause no longer holds up the real one.", low=1, high=8)
+    asr_second_model: str = setting("whisper-base", "A larger recogniser that hears again a turn the first left "
+                                    "asked again, confirmed or declined, its understanding acted on when it gets the "
+                                    "caller further (call.understanding.hear_again); manifest or hub name, '' none.")
+    asr_second_model_path: Path | None = setting(None, "CTranslate2 Whisper directory; overrides ASR_SECOND_MODEL.")
     asr_language: str = setting("en", "Language spoken by callers (ISO code; ignored by .en models).")
     tts_model: str = setting("piper-en_US-joe-medium", "Piper voice: manifest name or Piper voice name.")
     tts_model_path: Path | None = setting(None, "Piper .onnx voice file (with .onnx.json beside it).")

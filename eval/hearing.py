@@ -60,20 +60,23 @@ def whisper_hint(knowledge, hint: str) -> str | None:
 
 
 def evaluate(transcriber, knowledge, cases: list[Case], voice: str, folder: Path, hint: str = "kb",
-             line: Line | None = None) -> list[dict]:
+             line: Line | None = None, second=None) -> list[dict]:
     """Each case as on a call, decided by the agent's own call core (eval.kit.dialogue): heard by the agent's Whisper
-    (every reading of the beam weighed against the KB), then answered, confirmed or asked again."""
+    (every reading of the beam weighed against the KB; a doubtful turn heard again by `second`, the agent's second
+    recogniser, when it has one), then answered, confirmed or asked again."""
     prompt = whisper_hint(knowledge, hint)
 
-    def listen(said: str, stretch: float):
-        audio = caller_audio(said, voice, folder, stretch, line)
-        return transcriber.transcribe(audio, prompt, hypotheses=transcriber.beam_size)
+    def listener(recogniser):
+        def listen(said: str, stretch: float):
+            audio = caller_audio(said, voice, folder, stretch, line)
+            return recogniser.transcribe(audio, prompt, hypotheses=recogniser.beam_size)
+        return listen
 
     calls = Calls(knowledge)
     rows = []
     for case in cases:
         if case.say:
-            exchanges, answer = ask(calls, case, listen)
+            exchanges, answer = ask(calls, case, listener(transcriber), listener(second) if second else None)
             rows.append(_row(case, voice, exchanges, answer))
     return rows
 
@@ -83,6 +86,7 @@ def _row(case: Case, voice: str, exchanges: list[dict], answer) -> dict:
     return {"id": case.id, "voice": voice, "said": case.say, "heard": first["heard"], "exchanges": exchanges,
             **verdict(case, exchanges, answer),
             "other_reading": first["chosen"] != first["heard"] and bool(first["chosen"]),
+            "heard_again": sum(bool(e["heard_again_from"]) for e in exchanges),
             "question_wer": round(word_error_rate(case.say, first["heard"]), 3),
             "avg_logprob": first["avg_logprob"], "evidence": first["evidence"],
             "asr_ms": first["asr_ms"]}
@@ -107,6 +111,7 @@ def summarize(rows: list[dict]) -> dict:
             "asked_again": sum(r["asked_again"] for r in rows),
             "confirmations": sum(r["confirmations"] for r in rows),
             "other_reading_chosen": sum(r["other_reading"] for r in rows),
+            "heard_again": sum(r["heard_again"] for r in rows),
             "question_wer": round(statistics.mean(r["question_wer"] for r in rows), 4) if rows else None,
             "heard_exactly": sum(r["question_wer"] == 0 for r in rows),
             "asr_p50_ms": round(float(np.percentile(asr, 50)), 1) if asr else None,
@@ -135,9 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
     env.setdefault("AGENT_MODELS_DIR", str(Path(env.get("AGENT_DATA_DIR", "var")) / "models"))
     settings = settings_module.parse([], env)
-    model = resolve("asr", settings.asr_model, settings.asr_model_path, settings.models_path, load_manifest())
-    transcriber = Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size,
-                              **({"min_window": FULL_WINDOW} if args.full_window else {}))
+    def recogniser(name: str, path: Path | None) -> Transcriber:
+        model = resolve("asr", name, path, settings.models_path, load_manifest())
+        return Transcriber(model, threads=settings.asr_threads, beam_size=settings.asr_beam_size,
+                           **({"min_window": FULL_WINDOW} if args.full_window else {}))
+
+    transcriber = recogniser(settings.asr_model, settings.asr_model_path)
+    second = (recogniser(settings.asr_second_model, settings.asr_second_model_path)
+              if settings.asr_second_model or settings.asr_second_model_path else None)
     cases = load_cases(args.cases)
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-hearing-") as scratch:
@@ -147,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             voices = babble_voices(cases, Path(scratch)) if args.noise == "babble" else ()
             line = Line(args.snr, args.noise, babble_voices=voices)
         for voice in args.voices.split(","):
-            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=args.hint, line=line)
+            rows += evaluate(transcriber, knowledge, cases, voice, Path(scratch), hint=args.hint, line=line,
+                             second=second)
     for row in rows:
         if not row["first_try"] or row["question_wer"] > 0:
             mark = "ok " if row["correct"] else ("BAD" if row["wrong_answer"] else "-- ")

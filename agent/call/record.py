@@ -48,9 +48,12 @@ class TurnRecord:
     asr_queue_ms: float | None = None
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
-    """Whisper decoding time."""
+    """Whisper decoding time (both recognisers', when the second heard the turn again)."""
     first_heard: str = ""
-    """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand)."""
+    """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand), or
+    the first recogniser's reading when the second's were (see heard_again)."""
+    heard_again: bool = False
+    """The second, larger recogniser heard the turn again and its readings were acted on (see hear_again)."""
     readings: int | None = None
     """Distinct readings of the utterance weighed against the KB."""
     topic: str = ""
@@ -83,6 +86,8 @@ def note_heard(turn: TurnRecord, prepared: Prepared) -> None:
     turn.readings, turn.topic = len(understanding.readings), understanding.topic
     if understanding.chosen is not understanding.first:
         turn.first_heard = understanding.first.hypothesis.text
+    if prepared.heard_again_from:
+        turn.first_heard, turn.heard_again = prepared.heard_again_from, True
     # The KB was asked once for each reading.
     turn.evidence = round(understanding.reply.evidence, 3)
     turn.retrieval_ms = sum(r.reply.retrieval_ms for r in understanding.readings)

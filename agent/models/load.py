@@ -19,6 +19,9 @@ from agent.threads import named
 
 log = logging.getLogger(__name__)
 
+SECOND_ASR = "asr-second"
+"""The role of the recogniser that hears doubtful turns again (call.understanding.hear_again): an asr model."""
+
 
 def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
     """Resolve and verify every model the settings choose; raises ModelError on the first bad one."""
@@ -29,12 +32,15 @@ def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
         "embedder": (settings.embed_model, settings.embed_model_path),
         "vad": (settings.vad_model, settings.vad_model_path),
     }
+    if settings.asr_second_model or settings.asr_second_model_path:
+        chosen[SECOND_ASR] = (settings.asr_second_model, settings.asr_second_model_path)
     resolved = {}
-    for kind, (name, path) in chosen.items():
+    for role, (name, path) in chosen.items():
+        kind = "asr" if role == SECOND_ASR else role
         model = resolve(kind, name, path, settings.models_path, manifest)
-        event(log, "model.verified", kind=kind, model=model.name, source=model.source,
+        event(log, "model.verified", kind=role, model=model.name, source=model.source,
               bytes=model.size, files=len(model.files))
-        resolved[kind] = model
+        resolved[role] = model
     return resolved
 
 
@@ -48,6 +54,7 @@ class Models:
     embedder: Embedder
     vad: SileroModel
     load_seconds: dict[str, float]
+    second_transcriber: Transcriber | None = None
 
     def new_vad(self) -> SileroVad:
         return SileroVad(self.vad)
@@ -66,15 +73,18 @@ def load_all(settings: Settings, resolved: dict[str, ResolvedModel]) -> Models:
         event(log, "model.loaded", kind=kind, model=resolved[kind].name, seconds=round(seconds[kind], 3))
         return value
 
-    transcriber = timed("asr", lambda: Transcriber(
-        resolved["asr"], compute_type=settings.asr_compute_type, beam_size=settings.asr_beam_size,
-        language=settings.asr_language, threads=settings.asr_threads, workers=settings.asr_workers,
-        download_dir=str(hub_dir)))
+    def recogniser(role: str) -> Transcriber:
+        return Transcriber(resolved[role], compute_type=settings.asr_compute_type, beam_size=settings.asr_beam_size,
+                           language=settings.asr_language, threads=settings.asr_threads, workers=settings.asr_workers,
+                           download_dir=str(hub_dir))
+
+    transcriber = timed("asr", lambda: recogniser("asr"))
+    second = timed(SECOND_ASR, lambda: recogniser(SECOND_ASR)) if SECOND_ASR in resolved else None
     synthesizer = timed("tts", lambda: Synthesizer(resolved["tts"], download_dir=hub_dir))
     architecture = ARCHITECTURES.get(settings.embed_model, settings.embed_model)
     embedder = timed("embedder", lambda: Embedder(resolved["embedder"], architecture, threads=settings.model_threads))
     vad = timed("vad", lambda: SileroModel(resolved["vad"].location))
-    return Models(resolved, transcriber, synthesizer, embedder, vad, seconds)
+    return Models(resolved, transcriber, synthesizer, embedder, vad, seconds, second)
 
 
 def load_voices(settings: Settings, names: set[str], loaded: Synthesizer | None = None) -> dict[str, Synthesizer]:

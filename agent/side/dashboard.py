@@ -148,8 +148,10 @@ def _calls(calls: list[dict]) -> str:
             hearing = t.get("hearing", {})
             said = t.get("answer") or (f"Are you asking about {hearing['topic']}?" if hearing.get("topic") else "")
             out.append(f"<div class='{kind}'><div class='q'>{escape(t.get('transcript') or '')}</div>"
-                       + (f"<div class='meta'>first heard as “{escape(hearing['first_heard'])}”; another reading "
-                          f"of the same words was chosen</div>" if hearing.get("first_heard") else "")
+                       + (f"<div class='meta'>first heard as “{escape(hearing['first_heard'])}”; "
+                          + ("the larger recogniser heard it again" if hearing.get("heard_again") else
+                             "another reading of the same words was chosen") + "</div>"
+                          if hearing.get("first_heard") else "")
                        + f"<div>{escape(said)}</div><div class='meta'>{escape(t.get('outcome', ''))}"
                        + (f" · {latency:.0f} ms" if latency is not None else "")
                        + _answerer(hearing)

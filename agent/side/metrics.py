@@ -34,7 +34,8 @@ class Metrics:
                                 registry=r)
         self.transfers = Counter("agent_transfers", "Transfers to a person, by result.", ["result"], registry=r)
         self.readings = Counter("agent_readings_chosen", "Questions by the reading acted on: Whisper's best guess "
-                                "(first) or another of its beam's readings, which the KB backed better (other).",
+                                "(first), another of its beam's readings, which the KB backed better (other), or the "
+                                "second recogniser's, which heard a doubtful turn again (again).",
                                 ["reading"], registry=r)
         self.dtmf = Counter("agent_dtmf_digits", "DTMF digits received.", registry=r)
         self.errors = Counter("agent_errors", "Failures by stage.", ["stage"], registry=r)

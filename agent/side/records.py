@@ -121,7 +121,8 @@ class SqlCallStore:
     def add_turn(self, call: CallRecord, n: int, turn: TurnRecord) -> None:
         latencies = {k: v for k, v in asdict(turn).items() if k.endswith("_ms") and v is not None}
         hearing = {k: v for k, v in (("asr_logprob", turn.asr_logprob), ("evidence", turn.evidence),
-                                     ("first_heard", turn.first_heard), ("readings", turn.readings),
+                                     ("first_heard", turn.first_heard), ("heard_again", turn.heard_again or None),
+                                     ("readings", turn.readings),
                                      ("topic", turn.topic), ("continues", turn.continues or None),
                                      ("answerer", turn.answerer), ("llm_reason", turn.llm_reason))
                    if v not in (None, "")}

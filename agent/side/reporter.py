@@ -63,7 +63,8 @@ class Reporter:
         if turn.abstained:
             self.metrics.abstentions.inc()
         if turn.readings:
-            self.metrics.readings.labels("other" if turn.first_heard else "first").inc()
+            reading = "again" if turn.heard_again else "other" if turn.first_heard else "first"
+            self.metrics.readings.labels(reading).inc()
         if turn.answerer:
             self.metrics.answers.labels(turn.answerer).inc()
         if turn.llm_first_sentence_ms is not None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from agent.call.commands import Confirm, Say, SpeakReply, TurnOutcome
 from agent.call.core import CallCore
 from agent.call.limits import CallLimits
-from agent.call.understanding.understand import read, understand, worth_reading
+from agent.call.understanding.hear_again import hear
 from agent.knowledge.base import KnowledgeBase, Reply
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Hypothesis, Transcript
@@ -52,22 +53,24 @@ class Calls:
         return self._calls.setdefault(case.call, (CallMemory(), CallCore(CallLimits(0.0, 1e9, 1e9, 1e9))))
 
 
-def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | None]:
+def ask(calls: Calls, case: Case, listen: Listen,
+        listen_again: Listen | None = None) -> tuple[list[dict], Reply | None]:
     """The case's question asked until it is answered (or declined), the caller asked to repeat or confirm at most
-    MAX_EXCHANGES times; every exchange, and the reply that was spoken (None: none was)."""
+    MAX_EXCHANGES times; every exchange, and the reply that was spoken (None: none was). `listen_again`: how the
+    agent's second recogniser hears it, when it has one (call.understanding.hear_again)."""
     knowledge = calls.knowledge
     memory, core = calls.of(case)
     said, stretch, exchanges, answer = case.say, 1.0, [], None
     while answer is None and len(exchanges) < MAX_EXCHANGES:
-        transcript = listen(said, stretch)
-        readings = read(knowledge, memory, transcript, core.clarified.rejected) if worth_reading(transcript) else None
-        understanding = understand(transcript, readings, core.clarified) if readings is not None else None
+        again = partial(listen_again, said, stretch) if listen_again is not None else None
+        heard = hear(knowledge, memory, listen(said, stretch), core.clarified, again)
+        transcript, understanding = heard.transcript, heard.understanding
         reply = understanding.reply if understanding else None
         outcome, commands = core.heard(
             understanding.chosen.hypothesis.text if understanding else transcript.text,
             action=understanding.action if understanding else None, abstained=bool(reply and reply.abstained),
             chunks=frozenset(s.chunk_id for s in reply.sources) if reply else frozenset(), reply=reply)
-        exchanges.append(_exchange(said, transcript, outcome, understanding))
+        exchanges.append(_exchange(said, transcript, outcome, understanding, heard.first_heard))
         for command in commands:
             if isinstance(command, SpeakReply):
                 answer = command.reply
@@ -82,9 +85,9 @@ def ask(calls: Calls, case: Case, listen: Listen) -> tuple[list[dict], Reply | N
     return exchanges, answer
 
 
-def _exchange(said: str, transcript: Transcript, outcome: TurnOutcome, understanding) -> dict:
+def _exchange(said: str, transcript: Transcript, outcome: TurnOutcome, understanding, first_heard: str) -> dict:
     reply = understanding.reply if understanding else None
-    return {"said": said, "heard": transcript.text, "outcome": outcome.value,
+    return {"said": said, "heard": transcript.text, "outcome": outcome.value, "heard_again_from": first_heard,
             "chosen": understanding.chosen.hypothesis.text if understanding else "",
             "topic": understanding.topic if understanding else "",
             "asr_ms": round((transcript.queue_s + transcript.decode_s) * 1000, 1),

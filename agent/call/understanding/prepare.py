@@ -19,7 +19,8 @@ import numpy as np
 from agent.call.commands import UNCLARIFIED, Action, Clarified
 from agent.call.speaking.phrase import Phraser, Phrasing
 from agent.call.speaking.voice import Voice
-from agent.call.understanding.understand import Understanding, read, understand, worth_reading
+from agent.call.understanding.hear_again import hear
+from agent.call.understanding.understand import Understanding
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Transcriber, Transcript
@@ -37,6 +38,8 @@ class Pipeline:
     """Where replies prepared during a pause run: may refuse them (call/workers.Busy) when nobody is free."""
     phraser: Phraser | None = None
     """An LLM that phrases the KB's answers (call/phrase); None: the KB's sentences are spoken."""
+    second_transcriber: Transcriber | None = None
+    """A larger recogniser that hears again what the first left doubtful (see hear_again); None: none."""
 
     def executor(self, speculative: bool) -> Executor:
         return self.speculative if speculative else self.models
@@ -47,6 +50,8 @@ class Prepared:
     transcript: Transcript | None = None
     understanding: Understanding | None = None
     """None when there was nothing to answer (a cough, a click)."""
+    heard_again_from: str = ""
+    """What the first recogniser heard, when the second's readings were acted on (see hear_again)."""
     chunks: list[ReplyChunk] = field(default_factory=list)
     first_audio: np.ndarray | None = None
     tts_first_audio_ms: float | None = None
@@ -93,16 +98,19 @@ async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.executor(speculative)
     try:
+        hint = pipeline.knowledge.vocabulary_hint()
         if prepared.transcript is None:
             # Every reading of the beam's best is weighed against the KB (see understand).
             prepared.transcript = await loop.run_in_executor(
-                executor, partial(pipeline.transcriber.transcribe, audio, pipeline.knowledge.vocabulary_hint(),
+                executor, partial(pipeline.transcriber.transcribe, audio, hint,
                                   hypotheses=pipeline.transcriber.beam_size))
-        if worth_reading(prepared.transcript):
-            stage = "answer"
-            readings = await loop.run_in_executor(executor, read, pipeline.knowledge, memory, prepared.transcript,
-                                                  clarified.rejected)
-            prepared.understanding = understand(prepared.transcript, readings, clarified)
+        stage = "answer"
+        second = pipeline.second_transcriber
+        listen_again = partial(second.transcribe, audio, hint, hypotheses=second.beam_size) if second else None
+        understood = await loop.run_in_executor(executor, hear, pipeline.knowledge, memory, prepared.transcript,
+                                                clarified, listen_again)
+        prepared.transcript, prepared.understanding = understood.transcript, understood.understanding
+        prepared.heard_again_from = understood.first_heard
     except Exception as exc:
         prepared.failed = (stage, exc)
     return prepared

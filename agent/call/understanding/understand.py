@@ -149,8 +149,10 @@ def unsure(transcript: Transcript) -> bool:
             or transcript.compression_ratio > MAX_COMPRESSION)
 
 
-def understand(transcript: Transcript, readings: list[Reading], clarified: Clarified = UNCLARIFIED) -> Understanding:
-    """Answer, confirm, ask again or decline (an ANSWER whose reply abstains)."""
+def understand(transcript: Transcript, readings: list[Reading], clarified: Clarified = UNCLARIFIED,
+               doubted: bool = False) -> Understanding:
+    """Answer, confirm, ask again or decline (an ANSWER whose reply abstains). `doubted`: the utterance is in doubt
+    whatever these readings say (another recogniser could not answer it), so an answer is confirmed first."""
     readings = [Reading(r.hypothesis, r.reply.declined(), r.by_sound) if _rejected(r.reply, clarified.rejected)
                 else r for r in readings]
     # A guess by sound is a long shot: offered only where the KB backs its own words well (the call's context
@@ -180,7 +182,7 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     # costs one exchange, a wrong answer costs their trust (the KB's evidence is the probability, fitted on the
     # development KBs, that the answer is right: see knowledge.answer).
     # After a no, the agent's first idea was wrong: what it has next is offered, never answered unasked.
-    if guessing or backing < FIRM_EVIDENCE or clarified.rejected:
+    if guessing or doubted or backing < FIRM_EVIDENCE or clarified.rejected:
         if topic and clarified.may_confirm:
             return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
         # Its one confirmation spent (the caller said no, or could not be made out), or nothing to name that the

@@ -66,6 +66,12 @@ def test_a_reading_the_kb_backs_firmly_is_answered_without_confirming():
     assert understanding.action is Action.ANSWER and understanding.chosen is readings[1]
 
 
+def test_a_firmly_backed_reading_of_an_utterance_in_doubt_is_confirmed_before_it_is_answered():
+    readings = [reading("Do you work on Vaillant boilers?", -0.30, 0.6)]
+    understanding = understand(heard(readings), readings, doubted=True)
+    assert understanding.action is Action.CONFIRM and understanding.chosen is readings[0]
+
+
 def test_a_clear_question_the_kb_backs_only_moderately_is_confirmed_before_it_is_answered():
     readings = [reading("Do you take cheques?", -0.1, 0.38)]
     understanding = understand(heard(readings), readings)
