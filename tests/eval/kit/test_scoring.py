@@ -89,3 +89,10 @@ def test_an_amount_is_the_same_with_its_currency_symbol_or_word(written, heard):
 
 def test_a_different_amount_is_still_different():
     assert normalize("£14.50 a month") != normalize("4 pounds 50 a month")
+
+
+def test_an_expected_phrase_is_found_whatever_article_or_apostrophe_the_scorer_heard():
+    assert contains_any("plus the three pounds processing fee", ("plus a £3 processing fee",))
+    assert contains_any("DVD's cost £1.50 to borrow", ("DVDs cost £1.50 to borrow",))
+    assert contains_any("the Ferry Street multi-story", ("Ferry Street multi-storey",))
+    assert not contains_any("plus the four pounds processing fee", ("plus a £3 processing fee",))
