@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
 from agent.call.understanding.understand import Understanding, read, understand, worth_reading
+from agent.call.understanding.yes_no import is_no, is_yes
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Transcript
@@ -65,9 +66,11 @@ def surer(first: Understanding, second: Understanding) -> Understanding:
 def hear(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript, clarified: Clarified = UNCLARIFIED,
          listen_again: Callable[[], Transcript] | None = None) -> Heard:
     """The first recogniser's `transcript` understood; when that is doubtful, the utterance heard again by
-    `listen_again` (None: no second recogniser) and the surer understanding kept."""
+    `listen_again` (None: no second recogniser) and the surer understanding kept. A clear yes or no is the caller
+    answering the agent, which no KB answers: it is not heard again."""
     first = understood(knowledge, memory, transcript, clarified)
-    if first is None or listen_again is None or not doubtful(first):
+    answering = is_yes(transcript.text) or is_no(transcript.text)
+    if first is None or listen_again is None or not doubtful(first) or answering:
         return Heard(transcript, first)
     try:
         again = listen_again()

@@ -81,6 +81,13 @@ def test_a_failing_second_recogniser_leaves_the_first_understanding(bundled_kb):
     assert second.asked == 1 and heard.understanding is not None and not heard.first_heard
 
 
+def test_a_clear_yes_or_no_is_not_heard_again(bundled_kb):
+    second = Recogniser("How far will you travel?")
+    for reply in ("Yes, that's right.", "No."):
+        assert hear(bundled_kb, CallMemory(), said(reply), listen_again=second).understanding is not None
+    assert second.asked == 0
+
+
 def test_words_no_recogniser_made_out_are_not_heard_again(bundled_kb):
     second = Recogniser("How far will you travel?")
     heard = hear(bundled_kb, CallMemory(), said(" . "), listen_again=second)
