@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from agent.call.commands import UNCLARIFIED, Action, Clarified
-from agent.call.understanding.understand import Understanding, read, understand, worth_reading
+from agent.call.understanding.understand import Understanding, read, understand, unsure, worth_reading
 from agent.call.understanding.yes_no import is_no, is_yes
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
@@ -67,10 +67,12 @@ def hear(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript, c
          listen_again: Callable[[], Transcript] | None = None) -> Heard:
     """The first recogniser's `transcript` understood; when that is doubtful, the utterance heard again by
     `listen_again` (None: no second recogniser) and the surer understanding kept. A clear yes or no is the caller
-    answering the agent, which no KB answers: it is not heard again."""
+    answering the agent, which no KB answers, and a question heard surely that the KB declines is declined (heard
+    again, "Do you sell pizza?" became "pizzas", offered as the parking "spaces"): neither is heard again."""
     first = understood(knowledge, memory, transcript, clarified)
     answering = is_yes(transcript.text) or is_no(transcript.text)
-    if first is None or listen_again is None or not doubtful(first) or answering:
+    surely_declined = first is not None and doubtful(first) and first.action is Action.ANSWER and not unsure(transcript)
+    if first is None or listen_again is None or not doubtful(first) or answering or surely_declined:
         return Heard(transcript, first)
     try:
         again = listen_again()

@@ -81,6 +81,12 @@ def test_a_failing_second_recogniser_leaves_the_first_understanding(bundled_kb):
     assert second.asked == 1 and heard.understanding is not None and not heard.first_heard
 
 
+def test_a_question_heard_surely_that_the_kb_declines_is_not_heard_again(bundled_kb):
+    second = Recogniser("Do you sell pizzas?")
+    heard = hear(bundled_kb, CallMemory(), said("Do you sell pizza?", logprob=-0.1), listen_again=second)
+    assert heard.understanding.reply.abstained and second.asked == 0
+
+
 def test_a_clear_yes_or_no_is_not_heard_again(bundled_kb):
     second = Recogniser("How far will you travel?")
     for reply in ("Yes, that's right.", "No."):
