@@ -70,9 +70,10 @@ def hear(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript, c
     answering the agent, which no KB answers, and a question heard surely that the KB declines is declined (heard
     again, "Do you sell pizza?" became "pizzas", offered as the parking "spaces"): neither is heard again."""
     first = understood(knowledge, memory, transcript, clarified)
-    answering = is_yes(transcript.text) or is_no(transcript.text)
-    surely_declined = first is not None and doubtful(first) and first.action is Action.ANSWER and not unsure(transcript)
-    if first is None or listen_again is None or not doubtful(first) or answering or surely_declined:
+    if first is None or listen_again is None or not doubtful(first):
+        return Heard(transcript, first)
+    declined = first.action is Action.ANSWER  # doubtful and an answer: the KB's decline
+    if is_yes(transcript.text) or is_no(transcript.text) or (declined and not unsure(transcript)):
         return Heard(transcript, first)
     try:
         again = listen_again()

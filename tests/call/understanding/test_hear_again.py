@@ -1,5 +1,6 @@
 """A doubtful turn heard again by a second recogniser: which understanding is acted on (pure on hand-made
-understandings), when the second is asked at all (on the bundled KB), and one utterance heard by both models."""
+understandings), and when the second is asked at all and what comes of its reading (on the bundled KB, the second
+recogniser's transcript given)."""
 
 from agent.call.commands import Action
 from agent.call.understanding.hear_again import hear, surer
