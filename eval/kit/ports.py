@@ -4,13 +4,29 @@ Blocks are taken below the kernel's ephemeral range where they can be: a port in
 outgoing connection's local port, which may take it between the probe here and the agent's bind (a soak's
 HTTP port once was). They are never taken from the test workers' slots (TEST_SLOTS), which the suite hands out
 without probing: a clean clone's test agent once found its SIP port (15100, a slot) taken.
+
+A probe alone cannot keep a block: an agent binds it only once its models are loaded, seconds later, and an eval
+started beside it (two test workers, each running one) probed the same block as free in between (CI: "SIP TCP
+listener: Address already in use"). So a block is also leased: an exclusive lock on a file per hundred ports it
+touches, held for LEASE_S or until this process ends, which every process on the machine honours.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
 import socket
+import tempfile
+import threading
 from pathlib import Path
+
+LEASE_S = 300.0
+"""How long a block stays leased after it is handed out: far longer than an agent takes to load and bind."""
+
+_LEASES = Path(tempfile.gettempdir()) / "agent-port-leases"
+_held: dict[int, list[int]] = {}
+_held_lock = threading.Lock()
 
 PORT_FLOOR = 10000
 """The lowest port a block starts at (below it sit the well-known and registered services)."""
@@ -22,15 +38,57 @@ TEST_SLOTS = ((15000, 16600), (20000, 59100))
 
 def free_port_block(size: int) -> int:
     """A port p such that p..p+size-1 look free on loopback (UDP and TCP), below the ephemeral range and
-    outside TEST_SLOTS."""
+    outside TEST_SLOTS, leased to this process so that no other call here or elsewhere hands it out meanwhile."""
     top = ephemeral_ports()[0] - size
     bases = [base for base in range(PORT_FLOOR, top, 100)
              if not any(base < end and base + size > start for start, end in TEST_SLOTS)]
     for _ in range(200):
         base = random.choice(bases) if bases else _kernel_port() // 100 * 100
-        if base + size < 65000 and port_block_is_free(base, size):
-            return base
+        if base + size < 65000 and _lease(base, size):
+            if port_block_is_free(base, size):
+                return base
+            release_port_block(base)
     raise RuntimeError("no free port block on loopback")
+
+
+def release_port_block(base: int) -> None:
+    """End a block's lease early (it ends by itself after LEASE_S, or when this process exits)."""
+    with _held_lock:
+        descriptors = _held.pop(base, [])
+    for descriptor in descriptors:
+        os.close(descriptor)  # closing the file drops its lock
+
+
+def _expire(base: int, descriptors: list[int]) -> None:
+    """The lease's own end, unless it was released already and the block leased again since."""
+    with _held_lock:
+        if _held.get(base) is not descriptors:
+            return
+        del _held[base]
+    for descriptor in descriptors:
+        os.close(descriptor)
+
+
+def _lease(base: int, size: int) -> bool:
+    """Lock every hundred-port cell the block touches, or none: False if another block holds one of them."""
+    _LEASES.mkdir(exist_ok=True)
+    descriptors = []
+    for cell in range(base // 100, (base + size - 1) // 100 + 1):
+        descriptor = os.open(_LEASES / str(cell), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # per open file: this process's own blocks too
+        except OSError:
+            os.close(descriptor)
+            for held in descriptors:
+                os.close(held)
+            return False
+        descriptors.append(descriptor)
+    with _held_lock:
+        _held[base] = descriptors
+    timer = threading.Timer(LEASE_S, _expire, (base, descriptors))
+    timer.daemon = True
+    timer.start()
+    return True
 
 
 def ephemeral_ports() -> tuple[int, int]:
