@@ -146,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                            **({"min_window": FULL_WINDOW} if args.full_window else {}))
 
     transcriber = recogniser(settings.asr_model, settings.asr_model_path)
-    second = (recogniser(settings.asr_second_model, settings.asr_second_model_path)
-              if settings.asr_second_model or settings.asr_second_model_path else None)
+    second = recogniser(settings.asr_second_model, settings.asr_second_model_path) if settings.hears_again else None
     cases = load_cases(args.cases)
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-hearing-") as scratch:

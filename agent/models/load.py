@@ -32,7 +32,7 @@ def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
         "embedder": (settings.embed_model, settings.embed_model_path),
         "vad": (settings.vad_model, settings.vad_model_path),
     }
-    if settings.asr_second_model or settings.asr_second_model_path:
+    if settings.hears_again:
         chosen[SECOND_ASR] = (settings.asr_second_model, settings.asr_second_model_path)
     resolved = {}
     for role, (name, path) in chosen.items():

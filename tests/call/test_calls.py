@@ -87,7 +87,7 @@ def test_dtmf_star_repeats_the_last_answer(agent, models, questions, tmp_path):
 def test_hold_keeps_the_call_and_nothing_is_answered_while_held(agent, models, questions, tmp_path):
     timeline = place_call(agent, tmp_path, "--hold-at", "3", "--question", str(questions["office"]),
                           "--question-at", "5", "--unhold-at", "9", "--second", str(questions["hours"]),
-                          "--second-at", "11", duration=20)
+                          "--second-at", "11", duration=26)  # room for the answer on a loaded machine
     assert timeline["ended_by"] == "caller"
     assert "fire station" not in heard(models, timeline, timeline["question_tick"], timeline["second_tick"])
     assert heard_said(heard(models, timeline, timeline["second_end_tick"]), HOURS)
