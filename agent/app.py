@@ -198,7 +198,7 @@ class Agent:
                 leg, self._loop, Pipeline(self.models.transcriber, self.knowledge[profile.name],
                                           self.voices[profile.voice], self.workers.lane(Priority.URGENT),
                                           self.workers.lane(Priority.SPECULATIVE), self.phraser,
-                                          self.models.second_transcriber),
+                                          self.models.second_transcriber, self.workers.lane(Priority.SPARE)),
                 self._phrases[profile.name], self._listening, CallMemory(s.memory_turns, s.memory_chars),
                 self.reporter, call_config(s, profile),
                 keep_audio=self.turn_audio.keep if self.turn_audio else None,

@@ -4,8 +4,9 @@ Three kinds of work share them: a turn the caller has finished (urgent: someone 
 silence), a reply prepared during a pause that may be thrown away (speculative), and rendering answers or
 embedding the KB ahead of need (background). One queue, ordered by that priority and then by arrival, so
 no caller's answer waits behind another call's optional work; and speculative work is refused outright
-(Busy) when no worker is free, so it never even queues in front of a turn that ends a moment later. Each
-lane is a concurrent.futures.Executor, for loop.run_in_executor.
+(Busy) when no worker is free, so it never even queues in front of a turn that ends a moment later. Spare work
+(a decode that may save a turn's wait, or may be thrown away) is refused unless a CPU core is doing nothing: it
+must never slow what is needed. Each lane is a concurrent.futures.Executor, for loop.run_in_executor.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import enum
 import functools
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -34,19 +36,22 @@ def off_loop(executor: Executor, function: Callable) -> Callable:
 class Priority(enum.IntEnum):
     URGENT = 0
     SPECULATIVE = 1
-    BACKGROUND = 2
+    SPARE = 2
+    BACKGROUND = 3
 
 
 class Busy(RuntimeError):
-    """Speculative work refused: every worker was busy or had work waiting."""
+    """Speculative or spare work refused: every worker (spare: every CPU core) was busy or had work waiting."""
 
 
 class ModelWorkers:
-    def __init__(self, threads: int, name: str = "model") -> None:
+    def __init__(self, threads: int, name: str = "model", cores: int | None = None) -> None:
+        """`cores`: the CPU cores the process may run on (spare work takes one nobody uses); None: this machine's."""
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._lock = threading.Lock()
         self._idle = threads
+        self._cores = cores or len(os.sched_getaffinity(0))
         self._closed = False
         self._threads = [threading.Thread(target=self._work, args=(name,), name=f"{name}_{i}",
                                          daemon=True) for i in range(threads)]
@@ -63,6 +68,10 @@ class ModelWorkers:
                 raise RuntimeError("model workers are shut down")
             if priority is Priority.SPECULATIVE and (self._idle == 0 or not self._queue.empty()):
                 future.set_exception(Busy("no model worker free for speculative work"))
+                return future
+            working = len(self._threads) - self._idle + self._queue.qsize()
+            if priority is Priority.SPARE and (self._idle == 0 or working >= self._cores):
+                future.set_exception(Busy("no CPU core free for spare work"))
                 return future
             self._queue.put((priority, next(self._order), future, fn, args, kwargs))
         return future

@@ -39,6 +39,31 @@ def test_speculative_work_is_refused_when_no_worker_is_free_and_runs_when_one_is
     workers.shutdown()
 
 
+def test_spare_work_is_refused_while_every_core_has_work_though_a_worker_is_free():
+    """Four workers on two cores: with two jobs running, a spare decode would only slow them."""
+    release = threading.Event()
+    workers = ModelWorkers(4, cores=2)
+    running = [workers.submit(Priority.URGENT, release.wait) for _ in range(2)]
+    while workers.idle > 2:
+        pass
+    with pytest.raises(Busy):
+        workers.submit(Priority.SPARE, lambda: "spare").result(0)
+    release.set()
+    for job in running:
+        job.result(5)
+    workers.shutdown()
+
+
+def test_spare_work_runs_beside_one_job_when_a_core_is_free():
+    release = threading.Event()
+    workers = ModelWorkers(4, cores=2)
+    running = workers.submit(Priority.URGENT, release.wait)
+    assert workers.submit(Priority.SPARE, lambda: "spare").result(5) == "spare"
+    release.set()
+    running.result(5)
+    workers.shutdown()
+
+
 def test_a_lane_is_an_executor_for_the_event_loop_and_errors_reach_the_awaiting_caller():
     workers = ModelWorkers(2)
 

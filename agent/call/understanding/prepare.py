@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from concurrent.futures import Executor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -21,6 +22,7 @@ from agent.call.speaking.phrase import Phraser, Phrasing
 from agent.call.speaking.voice import Voice
 from agent.call.understanding.hear_again import hear
 from agent.call.understanding.understand import Understanding
+from agent.call.workers import Busy
 from agent.knowledge.base import KnowledgeBase, Reply, ReplyChunk
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Transcriber, Transcript
@@ -40,6 +42,9 @@ class Pipeline:
     """An LLM that phrases the KB's answers (call/phrase); None: the KB's sentences are spoken."""
     second_transcriber: Transcriber | None = None
     """A larger recogniser that hears again what the first left doubtful (see hear_again); None: none."""
+    spare: Executor | None = None
+    """Where the second recogniser starts at once, beside the first, when a CPU core is free (call/workers: refused
+    otherwise); None: it hears a turn only once the first has left it in doubt."""
 
     def executor(self, speculative: bool) -> Executor:
         return self.speculative if speculative else self.models
@@ -99,21 +104,47 @@ async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np
     executor = pipeline.executor(speculative)
     try:
         hint = pipeline.knowledge.vocabulary_hint()
+        second = pipeline.second_transcriber
+        decode_again = partial(second.transcribe, audio, hint, hypotheses=second.beam_size) if second else None
+        ahead = None
         if prepared.transcript is None:
             # Every reading of the beam's best is weighed against the KB (see understand).
-            prepared.transcript = await loop.run_in_executor(
-                executor, partial(pipeline.transcriber.transcribe, audio, hint,
-                                  hypotheses=pipeline.transcriber.beam_size))
+            first = loop.run_in_executor(executor, partial(pipeline.transcriber.transcribe, audio, hint,
+                                                           hypotheses=pipeline.transcriber.beam_size))
+            ahead = _start_ahead(pipeline.spare, decode_again)  # after the first: it must not take the first's worker
+            prepared.transcript = await first
         stage = "answer"
-        second = pipeline.second_transcriber
-        listen_again = partial(second.transcribe, audio, hint, hypotheses=second.beam_size) if second else None
         understood = await loop.run_in_executor(executor, hear, pipeline.knowledge, memory, prepared.transcript,
-                                                clarified, listen_again)
+                                                clarified, _listen_again(ahead, decode_again))
         prepared.transcript, prepared.understanding = understood.transcript, understood.understanding
         prepared.heard_again_from = understood.first_heard
     except Exception as exc:
         prepared.failed = (stage, exc)
     return prepared
+
+
+def _start_ahead(spare: Executor | None, decode_again: Callable[[], Transcript] | None) -> Future | None:
+    """The second listen started beside the first, on a core nobody uses: a doubtful turn (half of them, in voices
+    tiny.en hears badly) then waits for the longer decode alone, not for both one after the other. Its result is
+    dropped when the first is answered; it is refused when no core is free, and then heard only if needed."""
+    return spare.submit(decode_again) if spare is not None and decode_again is not None else None
+
+
+def _listen_again(ahead: Future | None, decode_again: Callable[[], Transcript] | None
+                  ) -> Callable[[], Transcript] | None:
+    """What hear_again calls for the second reading: the one started ahead, or a decode now if none was."""
+    if decode_again is None:
+        return None
+
+    def listen() -> Transcript:
+        # One still queued behind other calls' work is taken back and decoded here, on the worker already held.
+        if ahead is not None and not ahead.cancel():
+            try:
+                return ahead.result()
+            except Busy:
+                pass
+        return decode_again()
+    return listen
 
 
 async def render(pipeline: Pipeline, memory: CallMemory, prepared: Prepared, cancelled: threading.Event,
