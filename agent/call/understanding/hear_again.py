@@ -34,6 +34,8 @@ class Heard:
     """None when there was nothing to answer (a cough, a click)."""
     first_heard: str = ""
     """What the first recogniser heard, when the second's readings were acted on ('' when they were not)."""
+    heard_twice: bool = False
+    """The second recogniser heard it (the first left it in doubt), whether or not its readings were acted on."""
 
 
 def understood(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript,
@@ -84,5 +86,5 @@ def hear(knowledge: KnowledgeBase, memory: CallMemory, transcript: Transcript, c
     # The first recogniser's doubt stands: an answer on the second's words is confirmed first.
     second = understood(knowledge, memory, again, clarified, doubted=True)
     if second is None or surer(first, second) is first:
-        return Heard(replace(transcript, **both), first)
-    return Heard(replace(again, **both), second, first_heard=first.chosen.hypothesis.text)
+        return Heard(replace(transcript, **both), first, heard_twice=True)
+    return Heard(replace(again, **both), second, first_heard=first.chosen.hypothesis.text, heard_twice=True)

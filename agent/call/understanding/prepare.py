@@ -43,8 +43,8 @@ class Pipeline:
     second_transcriber: Transcriber | None = None
     """A larger recogniser that hears again what the first left doubtful (see hear_again); None: none."""
     spare: Executor | None = None
-    """Where the second recogniser starts at once, beside the first, when a CPU core is free (call/workers: refused
-    otherwise); None: it hears a turn only once the first has left it in doubt."""
+    """Where the second recogniser starts beside the first, for a caller the first hears badly, when a CPU core is
+    free (call/workers: refused otherwise); None: it hears a turn only once the first has left it in doubt."""
 
     def executor(self, speculative: bool) -> Executor:
         return self.speculative if speculative else self.models
@@ -57,6 +57,8 @@ class Prepared:
     """None when there was nothing to answer (a cough, a click)."""
     heard_again_from: str = ""
     """What the first recogniser heard, when the second's readings were acted on (see hear_again)."""
+    heard_twice: bool = False
+    """The first recogniser left it in doubt and the second heard it too (see hear_again)."""
     chunks: list[ReplyChunk] = field(default_factory=list)
     first_audio: np.ndarray | None = None
     tts_first_audio_ms: float | None = None
@@ -94,11 +96,12 @@ class Prepared:
 
 async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray,
                                clarified: Clarified = UNCLARIFIED, speculative: bool = False,
-                               heard: Transcript | None = None) -> Prepared:
+                               heard: Transcript | None = None, hard_to_hear: bool = False) -> Prepared:
     """What was heard and what the KB makes of it, nothing rendered yet (the end of a turn is judged on this, and
     need not wait for the voice). `clarified`: what this question was asked already (see understand); `heard`:
     the utterance's transcript when it was already made (a speculative preparation refused after its decode),
-    so it is not decoded again."""
+    so it is not decoded again; `hard_to_hear`: the first recogniser left an earlier turn of this caller's in
+    doubt, so the second starts beside it (see _start_ahead)."""
     loop = asyncio.get_running_loop()
     prepared, stage = Prepared(transcript=heard), "asr"
     executor = pipeline.executor(speculative)
@@ -111,21 +114,25 @@ async def understand_utterance(pipeline: Pipeline, memory: CallMemory, audio: np
             # Every reading of the beam's best is weighed against the KB (see understand).
             first = loop.run_in_executor(executor, partial(pipeline.transcriber.transcribe, audio, hint,
                                                            hypotheses=pipeline.transcriber.beam_size))
-            ahead = _start_ahead(pipeline.spare, decode_again)  # after the first: it must not take the first's worker
+            if hard_to_hear:  # after the first: it must not take the first's worker
+                ahead = _start_ahead(pipeline.spare, decode_again)
             prepared.transcript = await first
         stage = "answer"
         understood = await loop.run_in_executor(executor, hear, pipeline.knowledge, memory, prepared.transcript,
                                                 clarified, _listen_again(ahead, decode_again))
         prepared.transcript, prepared.understanding = understood.transcript, understood.understanding
         prepared.heard_again_from = understood.first_heard
+        prepared.heard_twice = understood.heard_twice
     except Exception as exc:
         prepared.failed = (stage, exc)
     return prepared
 
 
 def _start_ahead(spare: Executor | None, decode_again: Callable[[], Transcript] | None) -> Future | None:
-    """The second listen started beside the first, on a core nobody uses: a doubtful turn (half of them, in voices
-    tiny.en hears badly) then waits for the longer decode alone, not for both one after the other. Its result is
+    """The second listen started beside the first, on a core nobody uses: a doubtful turn then waits for the longer
+    decode alone, not for both one after the other. Only for a caller the first recogniser already left in doubt
+    (in voices tiny.en hears badly, half the turns): beside it, the first decode itself ran a quarter slower on two
+    cores (eval.replay, bundled calls), which a caller it hears well would pay on every answer. Its result is
     dropped when the first is answered; it is refused when no core is free, and then heard only if needed."""
     return spare.submit(decode_again) if spare is not None and decode_again is not None else None
 
@@ -176,7 +183,7 @@ async def render(pipeline: Pipeline, memory: CallMemory, prepared: Prepared, can
 
 async def prepare(pipeline: Pipeline, memory: CallMemory, audio: np.ndarray, cancelled: threading.Event,
                   clarified: Clarified = UNCLARIFIED, speculative: bool = False,
-                  heard: Transcript | None = None) -> Prepared:
+                  heard: Transcript | None = None, hard_to_hear: bool = False) -> Prepared:
     """The utterance understood, then rendered."""
-    prepared = await understand_utterance(pipeline, memory, audio, clarified, speculative, heard)
+    prepared = await understand_utterance(pipeline, memory, audio, clarified, speculative, heard, hard_to_hear)
     return await render(pipeline, memory, prepared, cancelled, speculative)

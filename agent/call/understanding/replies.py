@@ -24,6 +24,8 @@ class Replies:
         silence the call)."""
         self._pipeline, self._memory, self._deadline_s = pipeline, memory, deadline_s
         self._speculative: tuple[int, asyncio.Task, threading.Event, asyncio.Future] | None = None
+        self._hard_to_hear = False
+        """A turn of this call left the first recogniser in doubt: from then on the second starts beside it."""
 
     def speculate(self, window: int, audio: np.ndarray, clarified: Clarified) -> asyncio.Future:
         """Prepare the reply to the utterance so far (the pause after `window`) while the hangover runs: used if
@@ -37,7 +39,8 @@ class Replies:
 
     async def _speculate(self, audio: np.ndarray, clarified: Clarified, cancelled: threading.Event,
                          understood: asyncio.Future) -> Prepared:
-        prepared = await understand_utterance(self._pipeline, self._memory, audio, clarified, speculative=True)
+        prepared = await understand_utterance(self._pipeline, self._memory, audio, clarified, speculative=True,
+                                              hard_to_hear=self._hard_to_hear)
         if not understood.done():
             understood.set_result(prepared)
         return await render(self._pipeline, self._memory, prepared, cancelled, speculative=True)
@@ -51,7 +54,8 @@ class Replies:
             return task, cancelled
         self.drop_speculation()
         cancelled = threading.Event()
-        return asyncio.create_task(prepare(self._pipeline, self._memory, audio, cancelled, clarified)), cancelled
+        return asyncio.create_task(prepare(self._pipeline, self._memory, audio, cancelled, clarified,
+                                           hard_to_hear=self._hard_to_hear)), cancelled
 
     async def ready(self, preparing: asyncio.Task, audio: np.ndarray, clarified: Clarified,
                     cancelled: threading.Event) -> Prepared:
@@ -62,6 +66,7 @@ class Replies:
             # it did make is kept).
             prepared = await asyncio.wait_for(prepare(self._pipeline, self._memory, audio, cancelled, clarified,
                                                       heard=prepared.transcript), self._deadline_s)
+        self._hard_to_hear = self._hard_to_hear or prepared.heard_twice
         return prepared
 
     def drop_speculation(self) -> None:
