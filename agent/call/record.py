@@ -48,7 +48,8 @@ class TurnRecord:
     asr_queue_ms: float | None = None
     """Waiting for the speech recogniser (another call was using it)."""
     asr_ms: float | None = None
-    """Whisper decoding time (both recognisers', when the second heard the turn again)."""
+    """Whisper decoding time (both recognisers' added up when the second heard the turn again, though the second may
+    have run beside the first: see prepare._start_ahead)."""
     first_heard: str = ""
     """Whisper's best reading by sound alone, when another of its readings was acted on (see call.understand), or
     the first recogniser's reading when the second's were (see heard_again)."""
