@@ -228,11 +228,6 @@ class Settings:
         return self.instance or f"{self.sip_host}:{self.sip_port}"
 
     @property
-    def hears_again(self) -> bool:
-        """A second recogniser is chosen (by name or path) to hear doubtful turns again."""
-        return bool(self.asr_second_model or self.asr_second_model_path)
-
-    @property
     def models_path(self) -> Path:
         return self.models_dir if self.models_dir is not None else self.data_dir / "models"
 

@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from agent import settings as settings_module
+    from agent.models.load import hears_again
     from agent.models.manifest import load_manifest
     from agent.models.verify import resolve
     from agent.speech.asr import Transcriber
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                            **({"min_window": FULL_WINDOW} if args.full_window else {}))
 
     transcriber = recogniser(settings.asr_model, settings.asr_model_path)
-    second = recogniser(settings.asr_second_model, settings.asr_second_model_path) if settings.hears_again else None
+    second = recogniser(settings.asr_second_model, settings.asr_second_model_path) if hears_again(settings) else None
     cases = load_cases(args.cases)
     rows = []
     with tempfile.TemporaryDirectory(prefix="eval-hearing-") as scratch:

@@ -23,6 +23,11 @@ SECOND_ASR = "asr-second"
 """The role of the recogniser that hears doubtful turns again (call.understanding.hear_again): an asr model."""
 
 
+def hears_again(settings: Settings) -> bool:
+    """A second recogniser is chosen (by name or path) to hear doubtful turns again (call.understanding.hear_again)."""
+    return bool(settings.asr_second_model or settings.asr_second_model_path)
+
+
 def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
     """Resolve and verify every model the settings choose; raises ModelError on the first bad one."""
     manifest = load_manifest()
@@ -32,7 +37,7 @@ def resolve_all(settings: Settings) -> dict[str, ResolvedModel]:
         "embedder": (settings.embed_model, settings.embed_model_path),
         "vad": (settings.vad_model, settings.vad_model_path),
     }
-    if settings.hears_again:
+    if hears_again(settings):
         chosen[SECOND_ASR] = (settings.asr_second_model, settings.asr_second_model_path)
     resolved = {}
     for role, (name, path) in chosen.items():
