@@ -4,8 +4,9 @@ The agent's own recogniser (tiny.en) decodes every turn fast, and most questions
 it leaves the agent asking again, confirming or declining, a larger model (whisper-base) hears the same audio again
 and its readings are understood the same way, except that an answer they find is confirmed before it is spoken (the
 first recogniser's doubt stands: answered outright, the second's readings added wrong answers on the development
-KBs); whichever understanding gets the caller further is acted on. Only those turns pay the second decode, so the
-answer to a question heard clearly comes as fast as before. Blocking: run off the event loop.
+KBs); whichever understanding gets the caller further is acted on. Only those turns wait for the second decode, so
+the answer to a question heard clearly comes as fast as before (for a caller the first has already left in doubt the
+second starts beside it, on a free core: see prepare._start_ahead). Blocking: run off the event loop.
 """
 
 from __future__ import annotations
