@@ -5,16 +5,17 @@ only for a doubtful turn (the bundled KB, scripted recognisers, the agent's own 
 import asyncio
 import threading
 import time
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 
 import numpy as np
 
 from agent.call.commands import UNCLARIFIED, Action
 from agent.call.understanding.prepare import Pipeline, understand_utterance
 from agent.call.understanding.replies import Replies
-from agent.call.workers import Busy, ModelWorkers, Priority
+from agent.call.workers import ModelWorkers, Priority
 from agent.knowledge.memory import CallMemory
 from agent.speech.asr import Hypothesis, Transcript
+from tests.call.test_message_offer import AlwaysBusy
 
 AUDIO = np.zeros(32000, dtype=np.float32)
 
@@ -49,17 +50,10 @@ class Second:
         return said(self.text, -0.2)
 
 
-class NoCoreFree:
-    def submit(self, fn, /, *args, **kwargs):
-        refused = Future()
-        refused.set_exception(Busy("no CPU core free for spare work"))
-        return refused
-
-
 def prepare(knowledge, first, second, spare, hard_to_hear: bool = True) -> tuple:
     workers = ModelWorkers(4, cores=2)
     pipeline = Pipeline(first, knowledge, None, workers.lane(Priority.URGENT), workers.lane(Priority.SPECULATIVE),
-                        second_transcriber=second, spare=spare(workers) if spare else NoCoreFree())
+                        second_transcriber=second, spare=spare(workers) if spare else AlwaysBusy())
     try:
         return asyncio.run(understand_utterance(pipeline, CallMemory(), AUDIO, hard_to_hear=hard_to_hear))
     finally:
