@@ -38,6 +38,13 @@ def test_a_follow_up_to_a_misheard_question_answered_right_stays_on_its_topic(tm
     assert word_error_rate(FIRST, turns[0]["transcript"]) > 0, turns[0]["transcript"]
     assert "gas safety certificate" in first["answer"]
     # The follow-up is searched beside that answer, not beside the words heard (the agent may confirm it first).
-    assert len(answers) == 2 and "$75" in follow_up["answer"], turns
+    assert len(answers) == 2 and "$75" in follow_up["answer"], _story(turns, timeline)
     caller_heard = heard(models, timeline, timeline["steps"][-1]["end_tick"])
     assert "75" in caller_heard or "seventy five" in normalize(caller_heard), caller_heard
+
+
+def _story(turns: list[dict], timeline: dict) -> list:
+    """What each side heard, turn by turn: a failure must say whether the agent lost the topic or the caller
+    misheard a confirmation and said no to it."""
+    return ([(t["transcript"], t["outcome"], t["answer"], t.get("hearing")) for t in turns]
+            + [step.get("caller_heard") for step in timeline["steps"]])
