@@ -39,24 +39,20 @@ from agent.call.limits import CallLimits, LimitAction
 from agent.call.listening.turns import SpeechEnded, SpeechPaused, SpeechStarted
 from agent.call.understanding.intent import Intent, intent
 from agent.call.understanding.message import OFFER_AFTER_DECLINES
-from agent.call.understanding.yes_no import is_bare, is_no, is_yes
+from agent.call.understanding.yes_no import is_bare, is_no, is_yes, said_again
 
 
 class CallState(enum.Enum):
-    CONNECTING = "connecting"
-    """Answered; no media yet."""
+    CONNECTING = "connecting"  # answered; no media yet
     GREETING = "greeting"
     LISTENING = "listening"
-    THINKING = "thinking"
-    """The caller's turn ended; its reply is being prepared."""
+    THINKING = "thinking"  # the caller's turn ended; its reply is being prepared
     SPEAKING = "speaking"
     HELD = "held"
     TAKING_MESSAGE = "taking a message"
     TRANSFERRING = "transferring"
-    BRIDGED = "bridged"
-    """Put through by a warm transfer: the caller and the person talk through the agent's bridge."""
-    CLOSING = "closing"
-    """Saying goodbye, or hanging up."""
+    BRIDGED = "bridged"  # put through by a warm transfer: the two talk through the agent's bridge
+    CLOSING = "closing"  # saying goodbye, or hanging up
     ENDED = "ended"
 
 
@@ -80,9 +76,9 @@ class CallCore:
         self._declines = 0
         self.clarified = UNCLARIFIED
         """How the question being asked has been clarified so far (reset once it is answered)."""
-        self._confirming: tuple[frozenset[str], object] | None = None
-        """The agent has just asked the caller to confirm a topic (these chunks, that reply): a yes or a no answers
-        it, and a yes has that reply spoken."""
+        self._confirming: tuple[frozenset[str], object, str] | None = None
+        """The agent has just asked the caller to confirm a topic (these chunks, that reply, for those words): a yes
+        or a no answers it, and a yes has that reply spoken."""
         self._confirmation_repeated = False
         """The caller's reply to this confirmation was unclear once, and they were asked to say it again."""
 
@@ -156,6 +152,11 @@ class CallCore:
             self._confirming = confirming  # a cough does not answer the confirmation
             return TurnOutcome.IGNORED, []
         self._speaking()
+        if confirming is not None and not self._confirmation_repeated and said_again(transcript, confirming[2]):
+            # The question in the same words: the topic named did not reach the caller (declined, it would need a
+            # second confirmation). Named once more.
+            self._confirming, self._confirmation_repeated = confirming, True
+            return TurnOutcome.CONFIRMING, [Confirm(confirming[1])]
         if confirming is not None and is_bare(transcript):
             # Neither yes nor no, and too bare to be the question said again: answered from the call's context it
             # would be a guess. Asked once to say it again, the confirmation still open; then asked for the question.
@@ -171,7 +172,7 @@ class CallCore:
             return TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)]
         if action is Action.CONFIRM:
             self.clarified = replace(self.clarified, confirmed=True, reoffered=self.clarified.confirmed)
-            self._confirming = (chunks, reply)
+            self._confirming = (chunks, reply, transcript)
             self._confirmation_repeated = False
             return TurnOutcome.CONFIRMING, [Confirm(reply)]
         if self._answered(abstained):

@@ -6,7 +6,6 @@ from agent.call.commands import (
     Action,
     Answer,
     Clarified,
-    Confirm,
     EndMessage,
     Goodbye,
     HangUp,
@@ -82,51 +81,6 @@ def test_a_question_not_heard_well_is_asked_again_until_it_is_answered():
     assert call.clarified == Clarified(asked_again=True)  # the repeat is prepared knowing it (see understand)
     assert heard(call, "When are you open?") == (TurnOutcome.ANSWERED, [SpeakReply()])
     assert call.clarified == Clarified()
-
-
-def test_a_confirmed_topic_is_answered_with_the_reply_prepared_before_the_yes():
-    call = answered()
-    assert heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"], reply="power flush reply") == \
-        (TurnOutcome.CONFIRMING, [Confirm("power flush reply")])
-    assert call.clarified == Clarified(confirmed=True)
-    assert heard(call, "Yes, that's right.", Action.ANSWER, abstained=True, reply="the yes's own reply") == \
-        (TurnOutcome.CONFIRMED, [SpeakReply("power flush reply", confirmed=True)])
-    assert call.clarified == Clarified()
-
-
-def test_a_yes_or_no_is_awaited_only_between_a_confirmation_and_its_answer():
-    call = answered()
-    assert not call.yes_or_no_asked
-    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
-    assert call.yes_or_no_asked
-    heard(call, "Yes.")
-    assert not call.yes_or_no_asked
-
-
-def test_a_refused_topic_is_asked_again_and_not_offered_again():
-    call = answered()
-    heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])
-    assert heard(call, "No.", Action.ANSWER, abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
-    assert call.clarified == Clarified(asked_again=True, confirmed=True, rejected=frozenset({"c7"}))
-
-
-def test_the_topic_offered_after_a_no_is_the_last_one_offered():
-    call = answered()
-    heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c7"])
-    heard(call, "No.", Action.ANSWER, abstained=True)
-    assert heard(call, "Do you fit air conditioning?", Action.CONFIRM, chunks=["c8"])[0] is TurnOutcome.CONFIRMING
-    assert call.clarified.reoffered and not call.clarified.may_confirm
-    heard(call, "No.", Action.ANSWER, abstained=True)
-    assert call.clarified.rejected == frozenset({"c7", "c8"})
-
-
-def test_a_cough_does_not_answer_a_confirmation_and_the_question_said_again_is_a_question():
-    call = answered()
-    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"], reply="power flush reply")
-    assert heard(call, "", None) == (TurnOutcome.IGNORED, [])
-    assert heard(call, "Yes.") == (TurnOutcome.CONFIRMED, [SpeakReply("power flush reply", confirmed=True)])
-    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
-    assert heard(call, "Do you do power flushes?") == (TurnOutcome.ANSWERED, [SpeakReply()])
 
 
 def test_the_second_declined_question_brings_the_offer_of_a_message_and_a_yes_takes_it():
@@ -277,21 +231,3 @@ def test_a_call_that_just_ends_was_hung_up_by_the_caller():
 def test_a_broken_audio_path_hangs_up_recorded_as_failed():
     call = answered()
     assert call.failed() == [HangUp(Outcome.AUDIO_FAILED)] and call.ended() is Outcome.AUDIO_FAILED
-
-
-def test_a_bare_word_that_is_neither_yes_nor_no_is_asked_again_with_the_confirmation_kept_open():
-    call = answered()
-    heard(call, "Who is the chief executive of the company?", Action.CONFIRM, chunks=["c7"])
-    # "No." heard as "Nel,": answered from the call's context it would be a guess.
-    assert heard(call, "Nel,") == (TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)])
-    assert call.awaiting_confirmation
-    assert heard(call, "No.", abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
-
-
-def test_a_second_unclear_reply_to_one_confirmation_asks_for_the_question():
-    call = answered()
-    heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
-    heard(call, "Nel,")
-    assert heard(call, "Hmm.") == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
-    assert not call.awaiting_confirmation and call.clarified.asked_again
-    assert call.clarified.rejected == frozenset()  # never heard as a no

@@ -20,7 +20,8 @@ and a yes the caller would otherwise never get the chance to give. A caller who 
 way again is offered the guess then, rather than declined.
 
 Each question gets at most one confirmation and one request to repeat; after that the agent answers what it
-heard, or declines: what would need a second confirmation is declined rather than answered on the same doubt.
+heard, or declines: what would need a second confirmation is declined rather than answered on the same doubt (the
+call core names a confirmation once more to the question said again in the same words: see core.heard).
 A no is the exception: the question said again is looked up without the topic refused, and what the KB finds next
 is offered once more (never answered unasked: the agent's first idea was wrong); after a second no it declines.
 Calibrated with eval.hearing on the bundled cases in three voices, clean and with babble at 10 dB, and checked on

@@ -1,9 +1,12 @@
 """A caller's short yes or no: the answer to an offer ("I can take a message") or to a confirmation ("Are you
-asking about the annual service?"), not a new question. Pure, on the transcript."""
+asking about the annual service?"), not a new question; or the question said again, the topic named not taken in.
+Pure, on the transcript."""
 
 from __future__ import annotations
 
 import re
+
+from agent.knowledge.text import stem_words
 
 MAX_WORDS = 6
 """Longer than this, it is a sentence of its own, whatever word it starts with."""
@@ -34,3 +37,9 @@ def is_bare(transcript: str) -> bool:
     """A word at most: to a yes/no question, neither yes nor no ("Nel," for "No."), it answers nothing and is
     too bare to be the question said again."""
     return len(_words(transcript).split()) <= 1
+
+
+def said_again(transcript: str, question: str) -> bool:
+    """The same question in the same words, whatever the punctuation ("How much does it cost?" twice)."""
+    words = stem_words(transcript)
+    return bool(words) and words == stem_words(question)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.call.understanding.yes_no import is_bare, is_no, is_yes
+from agent.call.understanding.yes_no import is_bare, is_no, is_yes, said_again
 
 
 @pytest.mark.parametrize("text", ["Yes please.", "Sure, go ahead", "Okay.", "Yeah, that's right.", "Correct.",
@@ -27,3 +27,9 @@ def test_a_sentence_of_its_own_is_neither(text):
                                             ("What about parking?", False)])
 def test_a_bare_reply_is_a_word_at_most(text, bare):
     assert is_bare(text) is bare
+
+
+@pytest.mark.parametrize("text, said", [("How much does it cost", True), ("how much does it cost?!", True),
+                                        ("How much does that cost?", False), ("", False)])
+def test_the_question_said_again_is_the_same_words_whatever_the_punctuation(text, said):
+    assert said_again(text, "How much does it cost?") is said
