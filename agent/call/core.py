@@ -7,7 +7,7 @@ reply, interrupt, prepare a turn, take a message, transfer, say goodbye, hang up
 and transport. The core holds the call's named state, the one a telephony engineer would
 recognise, and its outcome; it never touches a clock, a thread or a socket, so every rule of barge-in,
 hold, DTMF, asking again, offering a message, transfer, endings and time limits is tested tick by tick
-(tests/call/test_core.py).
+(tests/call/test_core.py, test_core_confirming.py).
 """
 
 from __future__ import annotations
