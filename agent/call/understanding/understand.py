@@ -183,11 +183,7 @@ def understand(transcript: Transcript, readings: list[Reading], clarified: Clari
     # costs one exchange, a wrong answer costs their trust (the KB's evidence is the probability, fitted on the
     # development KBs, that the answer is right: see knowledge.answer).
     # After a no, the agent's first idea was wrong: what it has next is offered, never answered unasked.
-    # So is an answer on a less likely reading where the words heard first found a middling one (not a decline, which
-    # a reading recovers: "villain spoilers"): the KB's match then chose the words ("When is the soonest …?" acted
-    # on as "When is the soon as …?" and answered with the text message before a visit).
-    switched = chosen is not first and not first.reply.abstained and first.reply.evidence < FIRM_EVIDENCE
-    if guessing or doubted or switched or backing < FIRM_EVIDENCE or clarified.rejected:
+    if guessing or doubted or backing < FIRM_EVIDENCE or clarified.rejected:
         if topic and clarified.may_confirm:
             return Understanding(Action.CONFIRM, chosen, first, tuple(readings), topic)
         # Its one confirmation spent (the caller said no, or could not be made out), or nothing to name that the

@@ -66,13 +66,6 @@ def test_a_reading_the_kb_backs_firmly_is_answered_without_confirming():
     assert understanding.action is Action.ANSWER and understanding.chosen is readings[1]
 
 
-def test_a_reading_that_turns_a_middling_answer_into_a_firm_one_is_confirmed_first():
-    readings = [reading("When is the soonest you could send somebody?", -0.24, 0.38),
-                reading("When is the soon as you could send somebody?", -0.37, 0.72, chunk="c2")]
-    understanding = understand(heard(readings), readings)
-    assert understanding.action is Action.CONFIRM and understanding.chosen is readings[1]
-
-
 def test_a_firmly_backed_reading_of_an_utterance_in_doubt_is_confirmed_before_it_is_answered():
     readings = [reading("Do you work on Vaillant boilers?", -0.30, 0.6)]
     understanding = understand(heard(readings), readings, doubted=True)
