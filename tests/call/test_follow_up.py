@@ -1,6 +1,5 @@
 """Per-call memory on a real call: a question the agent misheard but still answered right, then a follow-up
-that only makes sense beside it ("How much does it cost?"), answered on the topic of that answer; and the same
-follow-up said again to its confirmation, which then names the topic once more."""
+that only makes sense beside it ("How much does it cost?"), answered on the topic of that answer."""
 
 import json
 
@@ -49,21 +48,3 @@ def _story(turns: list[dict], timeline: dict) -> list:
     misheard a confirmation and said no to it."""
     return ([(t["transcript"], t["outcome"], t["answer"], t.get("hearing")) for t in turns]
             + [step.get("caller_heard") for step in timeline["steps"]])
-
-
-def test_a_follow_up_said_again_to_its_confirmation_has_the_topic_named_once_more_and_a_yes_answers_it(
-        tmp_path, settings, models):
-    # The caller does not take in the topic named and says the question again, then yes to it named once more.
-    said = [FIRST, FOLLOW_UP, FOLLOW_UP, YES]
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"audio": _wav(tmp_path, f"step-{n}", text)} for n, text in enumerate(said)]))
-    agent = AgentProcess(tmp_path, settings, admin_token=TOKEN)
-    try:
-        place_call(agent, tmp_path / "call", "--script", str(script), duration=60)
-        (call,) = agent.http("GET", "/calls?limit=5", TOKEN).json()["calls"]
-        turns = agent.http("GET", f"/calls/{call['id']}", TOKEN).json()["turns"]
-    finally:
-        agent.stop()
-    story = [(t["transcript"], t["outcome"], t["answer"]) for t in turns]
-    assert [t["outcome"] for t in turns] == ["answered", "confirming", "confirming", "confirmed"], story
-    assert "$75" in turns[-1]["answer"], story
