@@ -34,6 +34,16 @@ def _spell_number(match: re.Match[str]) -> str:
 
 
 
+NUMBER_IN_GROUPS = re.compile(r"\b0\d{1,8}(?:[ -]\d{1,8}){1,3}\b")
+"""A phone number as the UK and much of Europe write it, in groups after a leading 0 ("01392 665 140"): Whisper
+groups the digits it hears its own way ("013-92665140"), the same number."""
+
+
+def _joined(number: str) -> str:
+    digits = re.sub(r"[ -]", "", number)
+    return digits if len(digits) >= 7 else number
+
+
 CURRENCY = re.compile(r"\b(?:pounds?|pence|dollars?|cents?|euros?)\b|(?<=\d)\s?p\b")
 """A currency's words, dropped as its symbols are: Piper says "£45" and Whisper writes what it heard as "£45",
 "45 pounds" or "pound 45", one amount each way."""
@@ -46,6 +56,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"(?<![a-z])([ap])\.?\s?m\b\.?", r" \1m ", text)
     text = CURRENCY.sub(" ", text)
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
+    text = NUMBER_IN_GROUPS.sub(lambda m: _joined(m.group()), text)
     text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
     text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")
     text = re.sub(r"(?<![a-z])'|'(?![a-z])", " ", text)
@@ -83,9 +94,21 @@ def contains_any(text: str, expected: tuple[str, ...]) -> bool:
     sentence: the whole table read as one, or the row read alone under its column names ("Saturday: Open 09:00,
     Close 20:00")."""
     haystack = f" {phrase(text)} "
-    return any(f" {phrase(e)} " in haystack or
+    return any(f" {phrase(e)} " in haystack or _as_one_word(phrase(e), haystack) or
                ("|" in e and _cells_in_one_sentence(text, [phrase(cell) for cell in e.split("|")]))
                for e in expected)
+
+
+def _as_one_word(wanted: str, haystack: str) -> bool:
+    """An expected phrase of several words, heard with a compound written as one word or two ("multi-storey" as
+    "Multistory", "car park" as "carpark"): the same words, spaces aside, starting and ending at words."""
+    if " " not in wanted:
+        return False
+    joined, spaced = wanted.replace(" ", ""), haystack.strip()
+    bare = spaced.replace(" ", "")
+    starts = {0} | {len(spaced[:i].replace(" ", "")) for i, c in enumerate(spaced) if c == " "}
+    ends = {len(bare)} | {len(spaced[:i].replace(" ", "")) for i, c in enumerate(spaced) if c == " "}
+    return any(bare.startswith(joined, start) and start + len(joined) in ends for start in starts)
 
 
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:

@@ -96,3 +96,14 @@ def test_an_expected_phrase_is_found_whatever_article_or_apostrophe_the_scorer_h
     assert contains_any("DVD's cost £1.50 to borrow", ("DVDs cost £1.50 to borrow",))
     assert contains_any("the Ferry Street multi-story", ("Ferry Street multi-storey",))
     assert not contains_any("plus the four pounds processing fee", ("plus a £3 processing fee",))
+
+
+def test_a_phone_number_heard_in_other_groups_is_the_same_number():
+    assert contains_any("answers the phone on 013-92665140, Monday to Friday", ("01392 665 140",))
+    assert not contains_any("answers the phone on 013-92665141", ("01392 665 140",))
+
+
+def test_a_compound_heard_as_one_word_is_the_same_words_but_not_inside_another_word():
+    assert contains_any("The nearest car park is the Ferry Street Multistory.", ("Ferry Street multi-storey",))
+    assert not contains_any("there is freedom of wifi", ("free wifi",))
+    assert not contains_any("we sell acarpark tickets", ("car park",))
