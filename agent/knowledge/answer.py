@@ -22,6 +22,7 @@ import numpy as np
 from agent.knowledge.features import SENTENCE, sentence_features, unknown_share
 from agent.knowledge.holds import holds, street_words
 from agent.knowledge.index import Snapshot
+from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
 from agent.knowledge.question import Question, analyse
 from agent.knowledge.retrieval import Passage
@@ -264,3 +265,24 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
 
 def _says_what_is_not(scored: ScoredSentence) -> bool:
     return scored.features is not None and bool(scored.features[SENTENCE.index("negative")])
+
+
+def lines_to_say(snapshot: Snapshot, query: Query, chosen: list[Candidate]) -> tuple[str, ...]:
+    """What of the chosen sentences to say (knowledge.lines): of a list or table, the lines the question asks about,
+    weighed by its words (the ones heard and the KB's for them; a follow-up without words of its own, "and how much
+    is it?", by the previous question's), less the words of the headings the list sits under, which it is all
+    about ("What do I need to rent a unit?" of the list under "Renting a unit > What you need")."""
+    asked = analyse(query.question)
+    words = {*asked.focus, *asked.scene}
+    if query.recovered:
+        recovered = analyse(query.recovered)
+        words |= {*recovered.focus, *recovered.scene}
+    if query.follow_up and query.previous:
+        earlier = analyse(query.previous)
+        words = words or {*earlier.focus, *earlier.scene}
+        asked = asked if asked.kinds else replace(asked, kinds=earlier.kinds)
+    said = []
+    for cand in chosen:
+        own = sorted(words - set(tokens(" ".join(snapshot.chunks[cand.chunk_index].chunk.heading))))
+        said += asked_lines(cand.text, asked, lambda line, own=own: lexical_overlap(own, line, snapshot))
+    return tuple(said)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, score
+from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, lines_to_say, score
 from agent.knowledge.index import KnowledgeIndex, Snapshot
 from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.retrieval import Passage, SearchQuery, search
@@ -84,6 +84,8 @@ class Reply:
     heard_evidence: float | None = None
     """The best sentence's support with the words recovered by sound left out (answer.ScoredSentence); None where
     the question had none."""
+    drawn_from: tuple[str, ...] = ()
+    """The chosen sentences whole, a list's every line: what the next question is understood beside."""
 
     @property
     def text(self) -> str:
@@ -91,7 +93,7 @@ class Reply:
 
     def declined(self) -> Reply:
         """This reply as the KB's decline (the evidence and passages kept, for the record)."""
-        return replace(self, sentences=(ABSTAIN_TEXT,), sources=(), abstained=True, topic="")
+        return replace(self, sentences=(ABSTAIN_TEXT,), sources=(), abstained=True, topic="", drawn_from=())
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,7 @@ class KnowledgeBase:
         if not chosen or support < self.abstain_below:
             reply_sentences, sources, abstained = (ABSTAIN_TEXT,), (), True
         else:
-            reply_sentences = tuple(s.candidate.text for s in chosen)
+            reply_sentences = lines_to_say(snapshot, query, [s.candidate for s in chosen])
             sources = tuple(dict.fromkeys(
                 SourceRef(snapshot.chunks[s.candidate.chunk_index].chunk.path,
                           " > ".join(snapshot.chunks[s.candidate.chunk_index].chunk.heading),
@@ -246,12 +248,14 @@ class KnowledgeBase:
         topic = "" if abstained else name_topic(best.candidate.text, snapshot.idf, frozenset(tokens(question)))
         return Reply(question, reply_sentences, sources, abstained, support, tuple(passages),
                      (retrieved - started) * 1000, (done - retrieved) * 1000, topic,
-                     best.own_evidence if best else 0.0, best.heard_evidence if best else None)
+                     best.own_evidence if best else 0.0, best.heard_evidence if best else None,
+                     () if abstained else tuple(" ".join(s.candidate.text.split()) for s in chosen))
 
     @staticmethod
     def commit(memory: CallMemory, reply: Reply) -> None:
         """Remember an answer that is being given (follow-up questions build on it)."""
-        memory.add(Turn(reply.question, reply.text, "" if reply.abstained else reply.sources[0].heading,
+        memory.add(Turn(reply.question, " ".join(reply.drawn_from) or reply.text,
+                        "" if reply.abstained else reply.sources[0].heading,
                         tuple(s.chunk_id for s in reply.sources)))
 
     def compose(self, memory: CallMemory, question: str) -> Reply:

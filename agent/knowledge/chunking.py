@@ -1,7 +1,8 @@
 """Heading-aware chunking of Markdown and plain text into passages that read well aloud.
 
 Pure: text in, chunks out. A chunk keeps the heading path it sits under, so a
-passage about "Prices > New boilers" says so even when the heading is far above.
+passage about "Prices > New boilers" says so even when the heading is far above. A list's items and a table's
+rows stay on lines of their own (LINE_BREAK), so an answer can say only the ones asked about (knowledge.lines).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 from agent.knowledge.text import sentences, strip_inline_markdown
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 """Bump when chunk boundaries or what gets embedded change, so every index is rebuilt (fingerprint)."""
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -20,6 +21,12 @@ _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+LINE_BREAK = "\n"
+"""Between a list's items or a table's rows, and after the line that introduces them (ending with a colon).
+Whitespace to the embedder and to the tokens, so search and ranking read a list as before; text.sentences(lines=True)
+keeps it."""
+BLOCK_BREAK = "\n\n"
+"""Between a list or a table and the prose before or after it: a line that introduces items is not about that prose."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class Chunk:
 class _Section:
     heading: tuple[str, ...]
     paragraphs: list[str]
+    """A list item's or table row's starts with LINE_BREAK."""
 
 
 def _is_plain_text_heading(paragraph: list[str]) -> bool:
@@ -55,19 +63,24 @@ def _is_plain_text_heading(paragraph: list[str]) -> bool:
 
 
 def _sections(text: str, markdown: bool) -> list[_Section]:
-    """Group lines into sections (by heading) of paragraphs (hard-wrapped lines joined)."""
+    """Group lines into sections (by heading) of paragraphs (hard-wrapped lines joined). Each list item and table
+    row is a paragraph of its own; a table's header row ends with a colon, as the line that introduces its rows."""
     sections = [_Section((), [])]
     stack: list[tuple[int, str]] = []
     paragraph: list[str] = []
     in_fence = False
+    in_item = False
 
     def close_paragraph() -> None:
+        nonlocal in_item
         if paragraph:
             if not markdown and _is_plain_text_heading(paragraph):
                 sections.append(_Section((paragraph[0].strip(),), []))
             else:
-                sections[-1].paragraphs.append(" ".join(p.strip() for p in paragraph))
+                joined = " ".join(p.strip() for p in paragraph)
+                sections[-1].paragraphs.append(LINE_BREAK + joined if in_item else joined)
             paragraph.clear()
+        in_item = False
 
     def open_heading(level: int, title: str) -> None:
         close_paragraph()
@@ -91,12 +104,19 @@ def _sections(text: str, markdown: bool) -> list[_Section]:
                 open_heading(1 if line.lstrip().startswith("=") else 2, title)
                 continue
             if _TABLE_RULE.match(line) and "|" in line:
+                close_paragraph()
+                rows = sections[-1].paragraphs
+                if rows and rows[-1].startswith(LINE_BREAK) and not rows[-1].endswith(":"):
+                    rows[-1] += ":"
                 continue
             if line.strip().startswith("|"):
+                close_paragraph()
                 line = ", ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
-            if _LIST_ITEM.match(line):
+                in_item = True
+            elif _LIST_ITEM.match(line):
                 close_paragraph()
                 line = _LIST_ITEM.sub("", line)
+                in_item = True
             line = strip_inline_markdown(line.lstrip("> "))
         if not line.strip():
             close_paragraph()
@@ -121,21 +141,35 @@ def _split_long(unit: str, max_chars: int) -> list[str]:
 
 
 def _pack(paragraphs: list[str], target_chars: int, max_chars: int) -> list[str]:
-    """Greedy packing: whole paragraphs while they fit the target, sentences when a paragraph is long."""
-    units: list[str] = []
+    """Greedy packing: whole paragraphs while they fit the target, sentences when a paragraph is long. A list item
+    or table row goes on a line of its own, and so does what follows it."""
+    units: list[tuple[str, bool]] = []
     for paragraph in paragraphs:
-        units.extend([paragraph] if len(paragraph) <= target_chars else _split_long(paragraph, max_chars))
+        line = paragraph.startswith(LINE_BREAK)
+        text = paragraph.removeprefix(LINE_BREAK)
+        units.extend((piece, line) for piece in ([text] if len(text) <= target_chars else _split_long(text, max_chars)))
     chunks: list[str] = []
-    current = ""
-    for unit in units:
+    current, after_line = "", False
+    for unit, line in units:
         if current and len(current) + 1 + len(unit) > target_chars:
             chunks.append(current)
             current = unit
+        elif current:
+            current += _break(current, after_line, line) + unit
         else:
-            current = f"{current} {unit}".strip()
+            current = unit
+        after_line = line
     if current:
         chunks.append(current)
     return chunks
+
+
+def _break(before: str, after_line: bool, line: bool) -> str:
+    """What goes between two units of a chunk: a line break between items and after the line introducing them, a
+    block break between items and prose, a space between prose."""
+    if line and (after_line or before.endswith(":")):
+        return LINE_BREAK
+    return BLOCK_BREAK if line or after_line else " "
 
 
 def chunk_id(path: str, ordinal: int, text: str) -> str:

@@ -211,7 +211,7 @@ class KnowledgeIndex:
         planned = []
         for document in documents:
             chunks = split_document(document.path, document.text, *self._chunking)
-            planned.append((document, [(c, tuple(sentences(c.text))) for c in chunks]))
+            planned.append((document, [(c, tuple(sentences(c.text, lines=True))) for c in chunks]))
         # Sentences are embedded under their heading path: "It costs $12 a month" only means
         # something next to "The Warm Care plan".
         texts = [t for _, chunks in planned for c, sents in chunks

@@ -17,7 +17,8 @@ from agent.knowledge.text import STOPWORDS, tokens
 
 MAX_WORDS = 4
 """The longest name: a phrase, not a sentence."""
-_CLAUSE = re.compile(r"[^,;:.!?()]+(?:\.\d[^,;:.!?()]*)*")
+_CLAUSE = re.compile(r"[^,;:.!?()\n]+(?:\.\d[^,;:.!?()\n]*)*")
+"""A clause, within one line of a list (chunking.LINE_BREAK)."""
 _WORD = re.compile(r"[A-Za-z0-9$][A-Za-z0-9$'/-]*")
 _LEADS = frozenset("the a an our your".split())
 _BREAKS = frozenset("""is are was were be been am has have had do does did can could will would should may might must

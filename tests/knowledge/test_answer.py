@@ -181,3 +181,15 @@ def test_an_answer_resting_on_a_word_put_back_by_sound_says_how_little_the_words
 
 def test_an_answer_on_the_kbs_synonym_of_a_callers_word_carries_no_doubt_by_sound(bundled_kb):
     assert bundled_kb.draft(CallMemory(), "Is there a discount for pensioners?").heard_evidence is None
+
+
+def test_a_question_about_one_item_of_a_price_list_is_answered_with_that_item_alone(models, tmp_path):
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "units.md").write_text(
+        "# Unit sizes and prices\n\nWeekly prices:\n- Locker (15 sq ft): £9.50 a week\n"
+        "- Small (35 sq ft, about a garden shed): £18 a week\n- Large (150 sq ft, a three-bedroom house): £52 a week\n"
+        "\n# Access\n\nThe gate opens at 6am and closes at 10pm every day.\n")
+    index = make_index(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much is a small unit?")
+    assert reply.sentences == ("Weekly prices:", "Small (35 sq ft, about a garden shed): £18 a week")

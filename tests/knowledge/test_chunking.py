@@ -57,7 +57,15 @@ def test_setext_headings_lists_and_tables():
           "| day | open |\n|-----|------|\n| Sunday | closed |\n"
     (chunk,) = split_document("h.md", doc)
     assert chunk.heading == ("Opening hours",)
-    assert chunk.text == "Monday to Friday 8 to 6 Saturday 9 to 1 day, open Sunday, closed"
+    assert chunk.text == "Monday to Friday 8 to 6\nSaturday 9 to 1\nday, open:\nSunday, closed"
+
+
+def test_a_list_and_what_follows_it_are_on_lines_of_their_own_and_prose_is_not():
+    doc = "# Club\n\nThe club costs, a month:\n- Cats: £14.50\n- Dogs: £17\n\nPets must be 8 weeks old.\n" \
+          "It lasts a year.\n"
+    (chunk,) = split_document("c.md", doc)
+    assert chunk.text == ("The club costs, a month:\nCats: £14.50\nDogs: £17\n\n"
+                          "Pets must be 8 weeks old. It lasts a year.")
 
 
 def test_code_fences_are_text_not_headings():

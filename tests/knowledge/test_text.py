@@ -46,3 +46,9 @@ def test_a_statement_ends_with_a_full_stop_and_only_the_last_sentence_decides():
     assert as_asked("I think I can smell gas in my kitchen?") == "I think I can smell gas in my kitchen."
     assert as_asked("Can you fix it? It won't drain") == "Can you fix it? It won't drain."
     assert as_asked(" ... ") == "..."
+
+
+def test_a_list_s_line_breaks_stay_inside_a_sentence_only_when_asked_for():
+    text = "Prices:\nSmall: £18 a week\nLarge:   £52 a week. Insurance is extra."
+    assert sentences(text, lines=True) == ["Prices:\nSmall: £18 a week\nLarge: £52 a week.", "Insurance is extra."]
+    assert sentences(text)[0] == "Prices: Small: £18 a week Large: £52 a week."

@@ -17,6 +17,7 @@ from agent.call.speaking.voice import Voice
 from agent.knowledge.answer import ABSTAIN_TEXT
 from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import Snapshot
+from agent.knowledge.lines import split_lines
 from agent.knowledge.speakable import speakable
 from agent.logs import event
 
@@ -26,8 +27,10 @@ POLL_S = 2.0
 
 
 def answer_texts(snapshot: Snapshot) -> set[str]:
-    """Everything the extractive answerer can say from this snapshot, as Piper will read it."""
-    return {speakable(s) for chunk in snapshot.chunks for s in chunk.sentences} | {speakable(ABSTAIN_TEXT)}
+    """Everything the extractive answerer can say from this snapshot, as Piper will read it: each sentence, a
+    list's or table's line by line (knowledge.lines)."""
+    return {speakable(line) for chunk in snapshot.chunks for s in chunk.sentences for line in split_lines(s)} | \
+        {speakable(ABSTAIN_TEXT)}
 
 
 def plan(voice: Voice, snapshots: Iterable[Snapshot]) -> list[str]:

@@ -9,6 +9,7 @@ from agent.call.speaking.speech_cache import SpeechCache
 from agent.call.speaking.voice import Voice
 from agent.knowledge.speakable import speakable
 from agent.sip.port import BRIDGE_RATE
+from tests.knowledge.conftest import make_index
 
 
 def test_a_sentence_is_stored_and_read_back_exactly_and_lookups_are_counted(tmp_path):
@@ -57,3 +58,12 @@ def test_every_kb_sentence_is_planned_once_and_rendering_empties_the_plan(models
         voice.render(text)
     assert len(plan(voice, [snapshot])) == len(missing) - 3
     assert not voice.cache.has("a sentence no chunk holds any more")
+
+
+def test_a_list_is_planned_line_by_line_as_its_items_are_said(models, tmp_path):
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "prices.md").write_text("# Prices\n\nWeekly prices:\n- Small: £18 a week\n- Large: £52 a week\n")
+    index = make_index(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    texts = answer_texts(index.snapshot)
+    assert {speakable("Weekly prices:"), speakable("Small: £18 a week"), speakable("Large: £52 a week")} < texts
