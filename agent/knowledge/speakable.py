@@ -2,7 +2,7 @@
 
 Pure string rewriting. Checked by ear and by transcribing Piper's output with
 Whisper: "$2,800" came back as "Balor 2018", "ORCHID-47" as "work at 47",
-"24/7" as "24 slash seven"; the rewritten forms come back right.
+"24/7" as "24 slash seven", "35 sq ft" as "35 SQFD"; the rewritten forms come back right.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ _PHONE = re.compile(r"\b(?:1-)?\d{3}-\d{3}-\d{4}\b|\b\d{3}-\d{4}\b")
 _CODE = re.compile(r"\b([A-Z]{2,})-(\d+)\b|\b([A-Z])(\d{2,})\b")
 _EMAIL = re.compile(r"\b([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)\b")
 _UNITS = [(re.compile(r"\b(\d+)\s*min\b\.?"), r"\1 minutes"), (re.compile(r"\b(\d+)\s*hrs?\b\.?"), r"\1 hours"),
+          (re.compile(r"\b(\d+)\s*sq\.?\s*ft\b\.?"), r"\1 square feet"),
+          (re.compile(r"\b(\d+)\s*sq\.?\s*m\b\.?"), r"\1 square metres"),
           (re.compile(r"\b24/7\b"), "twenty-four seven"), (re.compile(r"\s*&\s*"), " and "),
           (re.compile(r"(\d)\s*%"), r"\1 percent"), (re.compile(r"\be\.g\.", re.IGNORECASE), "for example"),
           (re.compile(r"\bi\.e\.", re.IGNORECASE), "that is"), (re.compile(r"\bapprox\.", re.IGNORECASE),

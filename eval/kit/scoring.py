@@ -50,10 +50,11 @@ CURRENCY = re.compile(r"\b(?:pounds?|pence|dollars?|cents?|euros?)\b|(?<=\d)\s?p
 
 
 def normalize(text: str) -> str:
-    """Lower case, currency symbols and words dropped, digits spelled out, a.m./p.m. as am/pm, British spellings
-    folded, punctuation removed, whitespace collapsed."""
+    """Lower case, currency symbols and words dropped, digits spelled out, a.m./p.m. as am/pm, sq ft and sq m as
+    said (knowledge.speakable), British spellings folded, punctuation removed, whitespace collapsed."""
     text = text.lower().replace("%", " percent ").replace("&", " and ")
     text = re.sub(r"(?<![a-z])([ap])\.?\s?m\b\.?", r" \1m ", text)
+    text = re.sub(r"\bsq\.?\s?ft\b\.?", " square feet ", re.sub(r"\bsq\.?\s?m\b\.?", " square metres ", text))
     text = CURRENCY.sub(" ", text)
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
     text = NUMBER_IN_GROUPS.sub(lambda m: _joined(m.group()), text)

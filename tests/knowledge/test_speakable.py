@@ -21,6 +21,7 @@ from agent.knowledge.speakable import speakable
     ("Ring 1-800-555-0199.", "Ring one, eight zero zero, five five five, zero one nine nine."),
     ("Email help@kestrel.example now.", "Email help at kestrel dot example now."),
     ("About 45 min & 10% off.", "About 45 minutes and 10 percent off."),
+    ("Small (35 sq ft), a 20 sq m room.", "Small (35 square feet), a 20 square metres room."),
 ])
 def test_rewrites(text, spoken):
     assert speakable(text) == spoken

@@ -107,3 +107,8 @@ def test_a_compound_heard_as_one_word_is_the_same_words_but_not_inside_another_w
     assert contains_any("The nearest car park is the Ferry Street Multistory.", ("Ferry Street multi-storey",))
     assert not contains_any("there is freedom of wifi", ("free wifi",))
     assert not contains_any("we sell acarpark tickets", ("car park",))
+
+
+def test_an_area_is_compared_as_it_is_said():
+    assert contains_any("Small, 35 square feet, about a garden shed, 18 pounds a week.",
+                        ("Small (35 sq ft, about a garden shed): £18 a week",))
