@@ -62,6 +62,19 @@ def _is_plain_text_heading(paragraph: list[str]) -> bool:
     return len(paragraph) == 1 and len(paragraph[0]) <= 60 and not paragraph[0].rstrip().endswith((".", "!", "?", ":"))
 
 
+def _item_text(line: str) -> str:
+    """A table row's cells, or a list item without its bullet."""
+    if line.strip().startswith("|"):
+        return ", ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
+    return _LIST_ITEM.sub("", line)
+
+
+def _introduce_rows(paragraphs: list[str]) -> None:
+    """The row above a table's rule holds the column names: it ends with a colon, introducing the rows below."""
+    if paragraphs and paragraphs[-1].startswith(LINE_BREAK) and not paragraphs[-1].endswith(":"):
+        paragraphs[-1] += ":"
+
+
 def _sections(text: str, markdown: bool) -> list[_Section]:
     """Group lines into sections (by heading) of paragraphs (hard-wrapped lines joined). Each list item and table
     row is a paragraph of its own; a table's header row ends with a colon, as the line that introduces its rows."""
@@ -105,18 +118,11 @@ def _sections(text: str, markdown: bool) -> list[_Section]:
                 continue
             if _TABLE_RULE.match(line) and "|" in line:
                 close_paragraph()
-                rows = sections[-1].paragraphs
-                if rows and rows[-1].startswith(LINE_BREAK) and not rows[-1].endswith(":"):
-                    rows[-1] += ":"
+                _introduce_rows(sections[-1].paragraphs)
                 continue
-            if line.strip().startswith("|"):
+            if line.strip().startswith("|") or _LIST_ITEM.match(line):
                 close_paragraph()
-                line = ", ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
-                in_item = True
-            elif _LIST_ITEM.match(line):
-                close_paragraph()
-                line = _LIST_ITEM.sub("", line)
-                in_item = True
+                line, in_item = _item_text(line), True
             line = strip_inline_markdown(line.lstrip("> "))
         if not line.strip():
             close_paragraph()
