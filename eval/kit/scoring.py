@@ -105,11 +105,12 @@ def _as_one_word(wanted: str, haystack: str) -> bool:
     "Multistory", "car park" as "carpark"): the same words, spaces aside, starting and ending at words."""
     if " " not in wanted:
         return False
-    joined, spaced = wanted.replace(" ", ""), haystack.strip()
-    bare = spaced.replace(" ", "")
-    starts = {0} | {len(spaced[:i].replace(" ", "")) for i, c in enumerate(spaced) if c == " "}
-    ends = {len(bare)} | {len(spaced[:i].replace(" ", "")) for i, c in enumerate(spaced) if c == " "}
-    return any(bare.startswith(joined, start) and start + len(joined) in ends for start in starts)
+    joined, words = wanted.replace(" ", ""), haystack.split()
+    bare, cuts, at = "".join(words), {0}, 0
+    for word in words:  # where each heard word ends, in the text without spaces
+        at += len(word)
+        cuts.add(at)
+    return any(bare.startswith(joined, start) and start + len(joined) in cuts for start in cuts)
 
 
 def _edit_distance(reference: list[str], hypothesis: list[str]) -> int:

@@ -47,4 +47,3 @@ def test_a_day_asked_about_is_its_own_line():
 def test_a_question_that_sets_no_item_apart_gets_every_line():
     assert _lines(HOURS, "What are your opening hours?") == HOURS.split("\n")
     assert _lines("One line only, with no list.", "Can I hire shoes?") == ["One line only, with no list."]
-
