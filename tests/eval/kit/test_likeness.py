@@ -26,6 +26,13 @@ def through_a_busy_line(voice: np.ndarray, step: int) -> np.ndarray:
                                      [frame, frame] if step < 0 and n % -step == -step - 1 else [frame])])
 
 
+def through_a_stalling_line(voice: np.ndarray, every_s: float, stall_s: float) -> np.ndarray:
+    """The voice from a sender or receiver that a busy machine stops for `stall_s` every `every_s`: silence where it
+    stood still, the rest of the words that much later."""
+    step, gap = int(every_s * 16000), np.zeros(int(stall_s * 16000), dtype=np.int16)
+    return np.concatenate([part for i in range(0, len(voice), step) for part in (voice[i:i + step], gap)])
+
+
 def in_a_call(voice: np.ndarray) -> np.ndarray:
     rng = np.random.default_rng(1)
     quiet = lambda seconds: rng.normal(0, 30, int(seconds * 16000)).astype(np.int16)  # noqa: E731
@@ -46,10 +53,17 @@ def test_words_that_lost_or_gained_frames_on_the_way_are_still_heard(speech, ste
     assert best_match(heard, hello)[1] < MATCH < HEARD < alike_through_a_line(heard, hello)
 
 
+@pytest.mark.parametrize("every_s, stall_s", [(0.7, 0.3), (1.1, 0.5), (1.3, 0.8)])
+def test_words_that_came_on_after_a_stalled_line_are_still_heard(speech, every_s, stall_s):
+    hello, _ = speech
+    assert alike_through_a_line(in_a_call(through_a_stalling_line(hello, every_s, stall_s)), hello) > HEARD
+
+
 def test_other_words_are_not_heard_as_these(speech):
     hello, other = speech
     assert alike_through_a_line(in_a_call(other), hello) < HEARD
     assert alike_through_a_line(in_a_call(through_a_busy_line(other, 15)), hello) < HEARD
+    assert alike_through_a_line(in_a_call(through_a_stalling_line(other, 0.7, 0.3)), hello) < HEARD
 
 
 def test_nothing_heard_or_too_little_to_hold_it_is_no_match(speech):
