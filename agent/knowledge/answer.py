@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.knowledge.features import SENTENCE, sentence_features, unknown_share
+from agent.knowledge.features import SENTENCE, one_age_rule_a_section, sentence_features, unknown_share
 from agent.knowledge.holds import holds, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
@@ -161,7 +161,11 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     if recovered is not None:
         rows = np.maximum(rows, _rows(snapshot, cands, recovered, tokens(query.recovered), question_vector,
                                       expanded_vector, query, recovered_vector, previous, with_context))
+    if heard.age is not None:
+        chunks = [snapshot.chunks[c.chunk_index].chunk for c in cands]
+        one_age_rule_a_section([(chunk.path, chunk.heading) for chunk in chunks], rows)
     return heard, rows
+
 
 
 def _rows(snapshot: Snapshot, cands: list[Candidate], asked: Question, question_tokens: list[str],

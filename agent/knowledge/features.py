@@ -7,6 +7,7 @@ these with fitted weights (answer.py, answerer.toml).
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -95,3 +96,16 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
         age_fits(sentence, asked.age) if asked.age is not None else 0.0,
         float(on_topic), context, min(len(sentence.split()), 60) / 30, 1.0 / (1 + rank),
         float(bool(NEGATIVE.search(sentence))), heading_lexical], dtype=np.float32)
+
+
+def one_age_rule_a_section(sections: list[Hashable], rows: np.ndarray) -> None:
+    """Where a section states an age rule that holds the age asked about, its rules for other ages answer nothing:
+    "Climbers aged 16 and 17 ..." beside "Under-8s can only climb in the kids' zone" for a five-year-old. A rule
+    that does not hold the age still answers where its section has none that does ("aged 18 and over" for a
+    16-year-old). A section, not a chunk: a long one is cut into several. `sections`: each row's section; the rows'
+    "age" is changed in place."""
+    age = rows[:, SENTENCE.index("age")]
+    holding = {where for where, fits in zip(sections, age, strict=True) if fits >= 1.0}
+    for i, where in enumerate(sections):
+        if where in holding and age[i] < 1.0:
+            age[i] = 0.0
