@@ -136,21 +136,24 @@ def _similarity(vector: np.ndarray, *queries: np.ndarray | None) -> float:
     return max(float(vector @ q) for q in queries if q is not None)
 
 
+def kinds_in_context(asked: Question, query: Query, earlier: Question | None) -> Question:
+    """The question with the kind of answer the previous one asked for, where it follows it up asking for none of
+    its own: "And the hygienist?" after "how much is a check-up?" asks the same kind of thing about another one;
+    "can I cancel it?" after it asks a yes or no of its own."""
+    if earlier is None or asked.kinds or asked.polar or not (query.follow_up or opens_follow_up(query.question)):
+        return asked
+    return replace(asked, kinds=earlier.kinds)
+
+
 def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarray,
             expanded_vector: np.ndarray | None, query: Query, recovered_vector: np.ndarray | None = None,
             with_context: bool = True) -> tuple[Question, np.ndarray]:
     """The question analysed and each candidate's features (one row each). The recovered question (the caller's
     words in the KB's: "fix" as "repair") counts where it matches better than the transcript, measure by measure;
     without `with_context` the previous turn is left out, as if the question were the call's first."""
-    heard = analyse(query.question)
-    recovered = analyse(query.recovered) if query.recovered else None
     earlier = analyse(query.previous) if with_context and query.previous else None
-    if earlier is not None and not heard.kinds and not heard.polar and (query.follow_up
-                                                                         or opens_follow_up(query.question)):
-        # "And the hygienist?" after "how much is a check-up?" asks the same kind of thing about another one; "can I
-        # cancel it?" after it asks a yes or no of its own.
-        heard = replace(heard, kinds=earlier.kinds)
-        recovered = replace(recovered, kinds=earlier.kinds) if recovered is not None else None
+    heard = kinds_in_context(analyse(query.question), query, earlier)
+    recovered = kinds_in_context(analyse(query.recovered), query, earlier) if query.recovered else None
     previous = None
     if earlier is not None and query.follow_up:
         # What the follow-up names replaces what the previous question named: "and on Saturday?" asks about
@@ -276,15 +279,14 @@ def lines_to_say(snapshot: Snapshot, query: Query, chosen: list[Candidate]) -> t
     weighed by its words (the ones heard and the KB's for them; a follow-up without words of its own, "and how much
     is it?", by the previous question's), less the words of the headings the list sits under, which it is all
     about ("What do I need to rent a unit?" of the list under "Renting a unit > What you need")."""
-    asked = analyse(query.question)
+    earlier = analyse(query.previous) if query.previous else None
+    asked = kinds_in_context(analyse(query.question), query, earlier)
     words = {*asked.focus, *asked.scene}
     if query.recovered:
         recovered = analyse(query.recovered)
         words |= {*recovered.focus, *recovered.scene}
-    if query.follow_up and query.previous:
-        earlier = analyse(query.previous)
+    if query.follow_up and earlier is not None:
         words = words or {*earlier.focus, *earlier.scene}
-        asked = asked if asked.kinds else replace(asked, kinds=earlier.kinds)
     said = []
     for cand in chosen:
         own = sorted(words - set(tokens(" ".join(snapshot.chunks[cand.chunk_index].chunk.heading))))
