@@ -39,10 +39,11 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def sentences(text: str, lines: bool = False) -> list[str]:
     """Split prose into sentences, keeping abbreviations, decimals and times (8 a.m. to 6 p.m.) intact; with
     `lines`, the line breaks inside a sentence stay, one or two (a chunk's list items, chunking.LINE_BREAK)."""
-    text = re.sub(r"[^\S\n]+", " ", text).strip() if lines else " ".join(text.split())
     if lines:
-        text = re.sub(r" ?\n ?", "\n", text)
+        text = re.sub(r" ?\n ?", "\n", re.sub(r"[^\S\n]+", " ", text).strip())
         text = re.sub(r"\n{3,}", "\n\n", text)
+    else:
+        text = " ".join(text.split())
     out: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
