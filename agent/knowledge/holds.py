@@ -20,6 +20,10 @@ _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach 
                  "terrace hill row yard quay court gardens crescent parade arcade market green mews boulevard "
                  "blvd").split()
 _STREET = "(?:" + "|".join(_STREET_TYPES) + ")"
+_NUMBERED_STREET = r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET
+"""A house number and a street ("27 Harbour Road", "9 Abbey Walk")."""
+_ZIP = r"\b\d{5}(?:-\d{4})?\b(?![ -]\d)"
+"""A US ZIP code, not the area code that opens a phone number ("01632 960 418")."""
 HOLDS = {
     "money": r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
              r"\bfree\b|\bno charge\b|\bat no cost\b|\bhalf price\b|\b\d+\s?(?:%|percent)|\bdiscount|\bsurcharge|"
@@ -33,9 +37,8 @@ HOLDS = {
     "duration": r"\b\d+(?:\.\d+)?\s?(?:-\s?)?(?:working |clear |full )?"
                 r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b|\bwithin\b|"
                 r"\bahead\b|\bnotice\b|\bovernight\b|\bwhile you wait\b",
-    "address": r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r"\b|\bunit \d+\b|"
-               r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\b\d{5}(?:-\d{4})?\b",
-    "place": r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r"\b|\bunit \d+\b|"
+    "address": _NUMBERED_STREET + r"\b|\bunit \d+\b|\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|" + _ZIP,
+    "place": _NUMBERED_STREET + r"\b|\bunit \d+\b|"
              r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\bnext to\b|\bopposite\b|\bbehind\b|\bbeside\b|\babove\b|"
              r"\bnear(?:est)?\b|\bon the corner\b|\b(?:first|second|ground|top) floor\b|\bwalk\b|\bcar park\b|"
              r"\bparking\b|\bpark\b|\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b",
@@ -49,7 +52,7 @@ HOLDS = {
 }
 
 
-_STREET_NAME = re.compile(r"(?i:\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET + r")\b|"
+_STREET_NAME = re.compile(r"(?i:" + _NUMBERED_STREET + r")\b|"
                           r"\b(?i:on|in|at|off|along|from|to)\s+(?:[A-Z][\w'-]*\s+){1,2}(?:"
                           + "|".join(t.title() for t in _STREET_TYPES) + r")\b")
 """A street's name: after its number, or capitalised after a preposition ("on Ferry Street")."""
