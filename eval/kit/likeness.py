@@ -17,7 +17,7 @@ MATCH = 0.3
 HEARD = 0.5
 """`alike_through_a_line`'s bar: the same words through a loaded line scored 0.64-1.0 there, other speech (the
 agent's own prompts, the other party's words) at most 0.37, on the transfer tests' recordings it was chosen on.
-With stalls allowed for (`STALL`, `DROPPED`): the same words 0.64-1.0 on 18 warm-transfer recordings made beside
+With stalls allowed for (`STALL`, `DROPPED`): the same words 0.68-1.0 on 20 warm-transfer recordings made beside
 other tests or with the three parties stalled, other speech at most 0.31."""
 PIECE = 8000
 """Half a second at 16 kHz: long enough that unrelated speech does not line up by chance, short enough that a
