@@ -170,7 +170,6 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     return heard, rows
 
 
-
 def _rows(snapshot: Snapshot, cands: list[Candidate], asked: Question, question_tokens: list[str],
           question_vector: np.ndarray, expanded_vector: np.ndarray | None, query: Query,
           recovered_vector: np.ndarray | None, previous: Question | None, with_context: bool) -> np.ndarray:
