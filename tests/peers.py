@@ -7,6 +7,7 @@ import functools
 import itertools
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -26,12 +27,25 @@ _ports = itertools.count(0)
 
 def next_ports() -> tuple[int, int]:
     """A SIP port and the start of a 100-port RTP range, distinct for every peer in this run: each test worker
-    takes its own share of the 390 slots."""
+    takes its own share of the 390 slots, in turn, passing over a slot whose SIP port is still bound (a worker
+    comes round its share again while a module's agent or a peer from earlier still holds one)."""
     number, workers = worker()
     share = 390 // workers
-    n = number * share + (next(_ports) + (os.getpid() % 40) * 10) % share
     (sip, _), (rtp, _) = TEST_SLOTS
+    for _ in range(share):
+        n = number * share + (next(_ports) + (os.getpid() % 40) * 10) % share
+        if _bindable(sip + n * 4):
+            break
     return sip + n * 4, rtp + n * 100
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 @pytest.fixture(scope="module")
