@@ -88,8 +88,9 @@ def test_the_same_replay_runs_on_the_browser_phone(tmp_path, settings):
 
 
 def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_by_the_last_answer(tmp_path, settings):
-    """--caller-repeats: the caller hears the agent ask it to repeat (gibberish Whisper is unsure of), says it again,
-    and the case is scored by the agent's answer to the repeat (declined: the question is out of the KB)."""
+    """--caller-repeats: the caller hears the agent ask for its question again (gibberish Whisper is unsure of, or a
+    guess by sound it says no to), says it again, and the case is scored by the agent's answer to the repeat
+    (declined: the question is out of the KB)."""
     cases = tmp_path / "cases.jsonl"
     cases.write_text("\n".join(json.dumps(c) for c in [
         {"id": "gibberish", "call": "a", "say": "Flibber jabble snorkwick grommet?", "expect_abstain": True},
@@ -103,16 +104,21 @@ def test_a_caller_who_repeats_says_the_question_again_when_asked_and_is_scored_b
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     summary, rows = report["summary"], {r["id"]: r for r in report["cases"]}
-    # Heard differently the second time, gibberish may also be offered as a guess by sound, to which the caller
-    # says no: the claim is the repeat after "say it again", and the decline it ends on.
-    assert rows["gibberish"]["exchanges"][:2] == ["question", "repeat"]
-    assert rows["gibberish"]["agent_outcomes"][0] == "asked again" and rows["gibberish"]["correct"]
-    assert rows["gibberish"]["agent_outcomes"][-1] == "answered"
+    # Whisper hears the gibberish a little differently from run to run: mostly the agent asks for it again, but
+    # a word heard as "grondet" may be offered as a guess by sound ("Are you asking about guarantee?"), to which
+    # the caller says no and is asked for its question again. Either way the caller says it again when asked,
+    # never says yes, and the case ends on the decline.
+    gibberish = rows["gibberish"]
+    exchanges, outcomes, heard = gibberish["exchanges"], gibberish["agent_outcomes"], gibberish["caller_heard"]
+    assert exchanges[0] == "question" and exchanges[-1] == "repeat" and "yes" not in exchanges, exchanges
+    assert outcomes[-1] == "answered" and gibberish["correct"], outcomes
+    assert heard_said(heard[-1], ABSTAIN_TEXT), heard
+    # What the caller made of the reply it said the question again to is kept (a confirmation whose topic it
+    # could not make out also gets the question again).
+    asking = {"asked again": Phrase.ASK_AGAIN.value, "not confirmed": Phrase.NOT_THAT.value}.get(outcomes[-2])
+    assert heard_said(heard[-2], asking) if asking else "asking about" in heard[-2].lower(), (outcomes, heard)
     assert rows["hours"]["exchanges"] == ["question"] and rows["hours"]["correct"]  # the script went on
     assert summary["asked_again"] >= 1 and summary["first_try_accuracy"] == 1.0 and summary["wrong_answers"] == 0
-    # What the caller made of each reply is kept: the request to say it again first, the decline last.
-    heard = rows["gibberish"]["caller_heard"]
-    assert heard_said(heard[0], Phrase.ASK_AGAIN.value) and heard_said(heard[-1], ABSTAIN_TEXT), heard
 
 
 def test_the_scorer_hears_an_answer_sentence_by_sentence(tmp_path, models):
