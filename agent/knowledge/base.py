@@ -22,6 +22,7 @@ import numpy as np
 from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, lines_to_say, score
 from agent.knowledge.index import KnowledgeIndex, Snapshot
 from agent.knowledge.memory import CallMemory, Query, Turn
+from agent.knowledge.question import analyse
 from agent.knowledge.retrieval import Passage, SearchQuery, search
 from agent.knowledge.soundalike import SoundAlikes
 from agent.knowledge.speakable import speakable
@@ -32,6 +33,8 @@ from agent.knowledge.vocabulary import chunks_hint
 
 RECOVERED_WEIGHT = 0.7
 """Weight of the reworded question in the fusion: a guess at what was meant counts less than what was heard."""
+ADDRESSES_KEPT = 2
+"""A where-question's candidates always include this many of the KB's address chunks, the first in KB order."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,8 @@ class KnowledgeBase:
         if recovered_vector is not None:
             searches.append(SearchQuery(recovered_vector, tokens(query.recovered), RECOVERED_WEIGHT))
         keep = tuple(snapshot.by_id[c] for c in query.topic_chunks if c in snapshot.by_id)
+        if "place" in analyse(query.question).kinds:
+            keep += snapshot.addresses[:ADDRESSES_KEPT]
         passages = search(snapshot, searches, top_k=self._top_k, budget_chars=self._budget, keep=keep)
         return passages, question_vector, expanded_vector, recovered_vector
 

@@ -19,9 +19,10 @@ from agent.knowledge.text import tokens
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
                  "terrace hill row yard quay court gardens crescent parade arcade market green mews boulevard "
                  "blvd").split()
-_STREET = "(?:" + "|".join(_STREET_TYPES) + ")"
-_NUMBERED_STREET = r"\b\d+[a-z]?,?\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?\s+" + _STREET
-"""A house number and a street ("27 Harbour Road", "9 Abbey Walk")."""
+_STREET = "(?:" + "|".join(t.title() for t in _STREET_TYPES) + ")"
+_NUMBERED_STREET = r"\b\d+[a-zA-Z]?,?\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+" + _STREET
+"""A house number and a street ("27 Harbour Road", "9 Abbey Walk"), its name capitalised as a name is: "£15 each
+way" and "two minutes' walk" are no address. Matched on the sentence as written."""
 _ZIP = r"\b\d{5}(?:-\d{4})?\b(?![ -]\d)"
 """A US ZIP code, not the area code that opens a phone number ("01632 960 418")."""
 HOLDS = {
@@ -37,11 +38,11 @@ HOLDS = {
     "duration": r"\b\d+(?:\.\d+)?\s?(?:-\s?)?(?:working |clear |full )?"
                 r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b|\bwithin\b|"
                 r"\bahead\b|\bnotice\b|\bovernight\b|\bwhile you wait\b",
-    "address": _NUMBERED_STREET + r"\b|\bunit \d+\b|\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|" + _ZIP,
-    "place": _NUMBERED_STREET + r"\b|\bunit \d+\b|"
+    "address": r"\bunit \d+\b|\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|" + _ZIP,
+    "place": r"\bunit \d+\b|"
              r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\bnext to\b|\bopposite\b|\bbehind\b|\bbeside\b|\babove\b|"
              r"\bnear(?:est)?\b|\bon the corner\b|\b(?:first|second|ground|top) floor\b|\bwalk\b|\bcar park\b|"
-             r"\bparking\b|\bpark\b|\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b",
+             r"\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b",
     "contact": r"\b\d{3,5}[ -]\d{3}[ -]\d{3,4}\b|\b\d{3}-\d{4}\b|\b\d-\d{3}-\d{3}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
                r"\bwww\.|\.(?:com|org|net|example)\b",
     "quantity": r"\b\d+\b|\bup to\b|\bat most\b|\bat least\b",
@@ -52,9 +53,9 @@ HOLDS = {
 }
 
 
-_STREET_NAME = re.compile(r"(?i:" + _NUMBERED_STREET + r")\b|"
-                          r"\b(?i:on|in|at|off|along|from|to)\s+(?:[A-Z][\w'-]*\s+){1,2}(?:"
-                          + "|".join(t.title() for t in _STREET_TYPES) + r")\b")
+_STREET_ADDRESS = re.compile(_NUMBERED_STREET + r"\b")
+_STREET_NAME = re.compile(_NUMBERED_STREET + r"\b|"
+                          r"\b(?i:on|in|at|off|along|from|to)\s+(?:[A-Z][\w'-]*\s+){1,2}" + _STREET + r"\b")
 """A street's name: after its number, or capitalised after a preposition ("on Ferry Street")."""
 
 
@@ -72,7 +73,12 @@ def street_words(text: str) -> frozenset[str]:
 def holds(sentence: str) -> frozenset[str]:
     """The kinds of answer the sentence gives (see question.KINDS)."""
     text = digits(sentence)
-    return frozenset(kind for kind, pattern in HOLDS.items() if re.search(pattern, text))
+    held = {kind for kind, pattern in HOLDS.items() if re.search(pattern, text)}
+    if _STREET_ADDRESS.search(sentence):
+        held |= {"address", "place"}
+    elif _STREET_NAME.search(sentence):  # "on Mill Street": a place, though no address
+        held.add("place")
+    return frozenset(held)
 
 
 def days_covered(sentence: str) -> frozenset[str]:

@@ -23,6 +23,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from agent.knowledge.chunking import CHUNKER_VERSION, split_document
+from agent.knowledge.holds import holds
 from agent.knowledge.scan import Document, scan
 from agent.knowledge.store import IndexedChunk, IndexStore
 from agent.knowledge.text import sentences, tokens
@@ -84,6 +85,12 @@ class Snapshot:
     def by_id(self) -> dict[str, int]:
         """Chunk id -> index into chunks."""
         return {c.chunk.id: i for i, c in enumerate(self.chunks)}
+
+    @cached_property
+    def addresses(self) -> tuple[int, ...]:
+        """The chunks that give a postal address, in KB order: what "where are you?" asks for, though it names
+        nothing they say."""
+        return tuple(i for i, c in enumerate(self.chunks) if "address" in holds(c.chunk.text))
 
     @cached_property
     def max_idf(self) -> float:

@@ -193,3 +193,11 @@ def test_a_question_about_one_item_of_a_price_list_is_answered_with_that_item_al
     assert index.refresh().ok
     reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much is a small unit?")
     assert reply.sentences == ("Weekly prices:", "Small (35 sq ft, about a garden shed): £18 a week")
+
+
+def test_a_where_question_that_names_nothing_the_address_says_still_finds_the_address(models, tmp_path):
+    index = make_index(REPO / "eval" / "kbs" / "garage" / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    knowledge, snapshot = KnowledgeBase(index, models.embedder), index.snapshot
+    passages, *_ = knowledge.retrieve(snapshot, CallMemory().query("Where are you exactly?"))
+    assert any("Unit 4, Millbrook Trading Estate" in p.text for p in passages)

@@ -21,6 +21,17 @@ def test_a_sentence_without_a_number_or_address_holds_no_contact_or_address():
     assert not holds("You can book by phone or online.") & {"contact", "address"}
 
 
+def test_a_number_before_a_street_word_is_an_address_only_where_the_street_is_named():
+    assert "address" in holds("The office is at 14 Quarry Lane, Millbrook.")
+    assert "address" not in holds("We collect cars for £15 each way.")
+    assert "address" not in holds("The car park is 2 minutes' walk away.")
+
+
+def test_a_named_street_is_a_place_and_a_word_for_parking_alone_is_not():
+    assert "place" in holds("The pay and display car park on Mill Street costs £1.20 an hour.")
+    assert "place" not in holds("There is no parking at the practice itself.")
+
+
 def test_a_phone_numbers_area_code_is_no_zip_code():
     assert "address" not in holds("Call us on 01632 960 418 as early as possible.")
     assert "address" in holds("Post it to us at Cambridge, MA 02139.")  # the ZIP code alone
