@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, lines_to_say, score
+from agent.knowledge.compounds import Compounds
 from agent.knowledge.index import KnowledgeIndex, Snapshot
 from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.question import analyse
@@ -127,7 +128,7 @@ class KnowledgeBase:
         self.abstain_below = abstain_below
         self._executor = executor
         self._hint: tuple[Snapshot, str] | None = None
-        self._wording: tuple[Snapshot, SoundAlikes, Synonyms] | None = None
+        self._wording: tuple[Snapshot, SoundAlikes, Synonyms, Compounds] | None = None
         self._synonym_groups = load_groups(index.kb_dir / KB_FILE) if synonym_groups is None else synonym_groups
         lexicon = getattr(embedder, "lexicon", None)
         self._lexicon = lexicon() if lexicon is not None else frozenset()
@@ -145,13 +146,13 @@ class KnowledgeBase:
         load_word_frequencies()
         self._kb_wording(self.index.snapshot)
 
-    def _kb_wording(self, snapshot: Snapshot) -> tuple[SoundAlikes, Synonyms]:
-        """Near-homophone and synonym recovery against this snapshot's words (cached per snapshot)."""
+    def _kb_wording(self, snapshot: Snapshot) -> tuple[SoundAlikes, Synonyms, Compounds]:
+        """Near-homophone, synonym and compound recovery against this snapshot's words (cached per snapshot)."""
         if self._wording is None or self._wording[0] is not snapshot:
             texts = [c.chunk.text for c in snapshot.chunks]
             self._wording = (snapshot, SoundAlikes.from_texts(texts, self._lexicon),
-                             Synonyms(self._synonym_groups, texts))
-        return self._wording[1], self._wording[2]
+                             Synonyms(self._synonym_groups, texts), Compounds(texts, self._lexicon))
+        return self._wording[1:]
 
     def reworded(self, snapshot: Snapshot, question: str) -> str:
         """The question in the KB's own words — callers' synonyms swapped for the KB's, near-homophones put
@@ -160,10 +161,12 @@ class KnowledgeBase:
 
     def _reword(self, snapshot: Snapshot, question: str) -> tuple[str, bool]:
         """`reworded`, and whether a near-homophone was put back."""
-        sound_alikes, synonyms = self._kb_wording(snapshot)
+        sound_alikes, synonyms, compounds = self._kb_wording(snapshot)
         # Synonyms first: a caller's real word the recogniser's vocabulary lacks ("checkup") must not be
-        # "recovered" as a near-homophone first; then near-homophones; then synonyms of what they recovered.
+        # "recovered" as a near-homophone first, nor a compound ("firewood"); then near-homophones; then synonyms
+        # of what they recovered.
         text = synonyms.rephrase(question) or question
+        text = compounds.split(text) or text
         by_sound = sound_alikes.recover(text)
         text = by_sound or text
         text = synonyms.rephrase(text) or text
@@ -173,8 +176,7 @@ class KnowledgeBase:
         """The question with the real words the KB lacks swapped for KB words they sound like, and those KB
         words (('', ()) when none): something to offer the caller as a confirmation, never to answer unasked
         (see soundalike.guess)."""
-        sound_alikes, _ = self._kb_wording(self.index.snapshot)
-        return sound_alikes.guess(question)
+        return self._kb_wording(self.index.snapshot)[0].guess(question)
 
     @staticmethod
     def _texts(query: Query) -> list[str]:
