@@ -40,12 +40,14 @@ class SoundAlikes:
 
     def __init__(self, kb_words: Iterable[str], lexicon: frozenset[str]) -> None:
         self._lexicon = lexicon
-        self._by_key: dict[str, set[str]] = defaultdict(set)
-        words = {w.lower() for w in kb_words}
+        # Keys and their words in sorted order: of two KB words that sound equally alike, the one put back is the
+        # same in every process, whatever the order Python's string hashing gives a set.
+        self._by_key: dict[str, list[str]] = defaultdict(list)
+        words = sorted({w.lower() for w in kb_words})
         self._kb_stems = frozenset(stem_words(" ".join(words)))
         for word in words:
             if len(word) >= MIN_LENGTH and word.isalpha() and word not in STOPWORDS:
-                self._by_key[jellyfish.metaphone(word)].add(word)
+                self._by_key[jellyfish.metaphone(word)].append(word)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], lexicon: frozenset[str]) -> SoundAlikes:
@@ -89,7 +91,9 @@ class SoundAlikes:
         return (" ".join(words), tuple(guessed)) if guessed else ("", ())
 
     def _unknown(self, word: str) -> bool:
-        return len(word) >= MIN_LENGTH and word.lower() not in self._lexicon
+        """Neither English nor the KB's own ("MOT" is the KB's, though no English word)."""
+        lowered = word.lower()
+        return len(word) >= MIN_LENGTH and lowered not in self._lexicon and stem_words(lowered)[0] not in self._kb_stems
 
     def _best_run(self, words: list[str], at: int) -> tuple[int, int, str] | None:
         """The best KB word for a run of up to MAX_RUN words around words[at]: (start, size, word)."""

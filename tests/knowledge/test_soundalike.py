@@ -14,7 +14,17 @@ def recover(question: str) -> str:
 
 def test_a_misheard_word_is_replaced_by_the_kb_word_it_sounds_like():
     assert recover("Do pensioners get any despunt?") == "Do pensioners get any discount"
-    assert recover("Do you service Vaillant Boylers?") == "Do you service vaillant boilers"
+    assert recover("Do you service Vaillant Boylers?") == "Do you service Vaillant boilers"
+
+
+def test_a_word_the_kb_uses_is_left_as_heard_though_it_is_no_english_word():
+    assert SoundAlikes.from_texts(["An MOT takes a minute on Mondays."], LEXICON).recover("How much is an MOT?") == ""
+
+
+def test_of_kb_words_that_sound_equally_alike_the_same_one_is_put_back_whatever_order_the_kb_gives_them():
+    picks = {SoundAlikes(order, LEXICON).recover("Do you service bvilers?")
+             for order in (["bailers", "boilers"], ["boilers", "bailers"])}
+    assert picks == {"Do you service bailers"}
 
 
 def test_a_kb_name_heard_as_several_words_is_put_back_together():
