@@ -46,6 +46,8 @@ HOLDS = {
     "contact": r"\b\d{3,5}[ -]\d{3}[ -]\d{3,4}\b|\b\d{3}-\d{4}\b|\b\d-\d{3}-\d{3}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
                r"\bwww\.|\.(?:com|org|net|example)\b",
     "quantity": r"\b\d+\b|\bup to\b|\bat most\b|\bat least\b",
+    "distance": r"\b\d+(?:\.\d+)?\s?(?:metres|meters|m|miles?|km|kilometres|kilometers|yards)\b|"
+                r"\b\d+[- ]minutes?'?\s(?:walk|drive)\b|\bnext door\b|\bround the corner\b",
     "age": r"\bunder[- ]?\d+s?\b|\bover[- ]?\d+s?\b|\baged? \d+|"
            r"\b\d+\s?(?:and|or)\s(?:over|under|older|above|younger)\b|"
            r"\b\d+\s?(?:to|-|–)\s?\d+\s?(?:years?|yrs?|months?)?\b|\bchild(?:ren)?\b|\bkids?\b|\bjuniors?\b|"

@@ -28,11 +28,12 @@ KINDS = {
             r"\bhow (?:late|early|soon|quickly)\b|\bwhich (?:days?|evenings?)\b|" + OPENING_HOURS,
     "duration": r"\bhow long\b|\bhow many (?:days|hours|minutes|weeks|months)\b|\bnotice\b|"
                 r"\bhow (?:soon|quickly|fast)\b|\bsoonest\b|\bearliest\b|\blatest\b|\bfirst available\b",
-    "place": r"^\s*(?:and\s+)?where\b|\bwhereabouts\b|\baddress\b|\blocated\b|\blocation\b|\bhow far\b|"
+    "place": r"^\s*(?:and\s+)?where\b|\bwhereabouts\b|\baddress\b|\blocated\b|\blocation\b|"
              r"\bwhich (?:door|entrance|floor|building)\b|\bpark\b|\bparking\b",
     "contact": r"\bnumber\b|\bwho (?:do|should|can) i (?:call|ring|phone|contact|speak to)\b|\bemail address\b|"
                r"\bhow (?:do|can) i (?:contact|reach|get hold of|get in touch)\b|\bget in touch\b",
     "quantity": r"\bhow many\b",
+    "distance": r"\bhow far\b|\bhow close\b|\bdistance\b",
     "age": r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?old\b|\bage[ds]?\b|\btoo (?:old|young)\b|\bold enough\b",
 }
 """What a question asks for, by its words (numbers already digits: "ten year old" is "10 year old")."""
@@ -77,7 +78,7 @@ class Question:
 
     text: str
     kinds: frozenset[str]
-    """What kind of answer it wants ("money", "time", "duration", "place", "contact", "quantity", "age")."""
+    """What kind of answer it wants ("money", "time", "duration", "place", "contact", "quantity", "distance", "age")."""
     focus: tuple[str, ...]
     """Content tokens (stemmed) of the asking clause, frame words aside: what an answer must be about."""
     scene: tuple[str, ...]

@@ -12,7 +12,8 @@ from agent.knowledge.holds import age_fits, days_covered, holds, street_words
     ("Most services are done within three working days.", "duration"),
     ("Our address is 4 Market Square, Eastgate, NS7 2AB.", "address"),
     ("The car park is two minutes' walk away.", "place"), ("Call us on 01632 960 418.", "contact"),
-    ("Riders must be 16 or over.", "age")])
+    ("Riders must be 16 or over.", "age"), ("The nearest car park is 200 metres away.", "distance"),
+    ("Halden station is a 15-minute walk.", "distance")])
 def test_a_sentence_holds_the_kind_of_answer_it_gives(sentence, kind):
     assert kind in holds(sentence)
 
@@ -25,6 +26,10 @@ def test_a_number_before_a_street_word_is_an_address_only_where_the_street_is_na
     assert "address" in holds("The office is at 14 Quarry Lane, Millbrook.")
     assert "address" not in holds("We collect cars for £15 each way.")
     assert "address" not in holds("The car park is 2 minutes' walk away.")
+
+
+def test_an_address_says_where_not_how_far():
+    assert "distance" not in holds("Address: 112 Station Approach, Oakfield, OK3 9RD")
 
 
 def test_a_named_street_is_a_place_and_a_word_for_parking_alone_is_not():

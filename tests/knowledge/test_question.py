@@ -9,6 +9,7 @@ from agent.knowledge.question import analyse, asking_clause, digits
     ("How much is a private check up?", {"money"}), ("What time do you close on a Friday?", {"time"}),
     ("How long does a service usually take?", {"duration"}), ("Whereabouts are you?", {"place"}),
     ("What number can I ring?", {"contact"}), ("Can my ten year old climb?", {"age"}),
+    ("How far is the station from you?", {"distance"}),
     ("How do I open the amber valve?", set())])
 def test_the_kind_of_answer_a_question_wants_is_read_from_its_words(question, kinds):
     assert analyse(question).kinds == kinds
