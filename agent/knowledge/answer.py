@@ -249,7 +249,7 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
 
 
 def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
-    """The best sentence, plus its neighbour in the same passage when that scores almost as well."""
+    """The best sentence, and a neighbour in its passage that scores almost as well or states the age rule it lacks."""
     if not scored:
         return []
     best = max(scored, key=lambda s: s.score)
@@ -258,9 +258,14 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
                   and s.candidate.passage is best.candidate.passage]
     if neighbours:
         runner_up = max(neighbours, key=lambda s: s.score)
+        age_rules = [s for s in neighbours if _has(s, "age")]
         if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
             chosen.append(runner_up)
-        elif _says_what_is_not(best):
+        elif age_rules and not _has(best, "age"):
+            # "Yes, we have two courtesy cars ... Drivers must be over 25 ...": the caller gave an age, and the rule
+            # next to the answer decides it.
+            chosen.append(age_rules[0])
+        elif _has(best, "negative"):
             # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
             # not so with what is, and the caller needs both.
             after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
@@ -269,8 +274,10 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
     return sorted(chosen, key=lambda s: s.candidate.position)
 
 
-def _says_what_is_not(scored: ScoredSentence) -> bool:
-    return scored.features is not None and bool(scored.features[SENTENCE.index("negative")])
+def _has(scored: ScoredSentence, feature: str) -> bool:
+    """Whether a sentence's feature is set: "negative", it says what is not so; "age", it states an age limit and
+    the question named an age (features.age_fits)."""
+    return scored.features is not None and bool(scored.features[SENTENCE.index(feature)])
 
 
 def lines_to_say(snapshot: Snapshot, query: Query, chosen: list[Candidate]) -> tuple[str, ...]:

@@ -66,6 +66,10 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 _AGE_WORDS = re.compile(r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?olds?\b|\bage[ds]?(?: \d+)?\b|\b(?:too )?(?:old|young)"
                         r"(?: enough)?\b")
 _AGE = re.compile(r"\b(\d+)[ -]?(?:year|yr)s?[ -]?old\b|\baged? (\d+)\b|\b(\d+)[ -]?y(?:ea)?r[ -]?olds?\b")
+_IS_AGE = re.compile(r"\b(?:i'?m|i am|(?:s?he|son|daughter|child|kid|boy|girl)(?:'s| is)|they(?:'re| are)|"
+                     r"we(?:'re| are))\s+(\d{1,2})(?=\s*(?:[,.?!]|$|and\b))")
+"""An age said in passing, as what someone is ("I'm 22, can I ...", "she's one"), not "I'm 5 minutes away": it names
+the age without asking about ages, so "What about our baby, she's one?" still follows up a price."""
 _NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
                                             .split())}
@@ -131,9 +135,10 @@ def days_named(text: str) -> frozenset[str]:
 
 def analyse(text: str) -> Question:
     spelled = digits(text)
-    main, scene = asking_clause(spelled)
+    asked_age = next((int(n) for m in _AGE.finditer(spelled) for n in m.groups() if n), None)
+    age = asked_age if asked_age is not None else next((int(m.group(1)) for m in _IS_AGE.finditer(spelled)), None)
+    main, scene = asking_clause(_IS_AGE.sub(" ", spelled))
     kinds = frozenset(kind for kind, pattern in KINDS.items() if re.search(pattern, main))
-    age = next((int(n) for m in _AGE.finditer(spelled) for n in m.groups() if n), None)
     day_tokens = set(tokens(" ".join(_DAYS) + " weekend weekday"))
     # The age is kept as a number, not as words to find ("ten year old" is in no KB sentence).
     main, scene = _AGE_WORDS.sub(" ", main), _AGE_WORDS.sub(" ", scene)
@@ -149,5 +154,5 @@ def analyse(text: str) -> Question:
     specific: dict[str, float] = {}
     for token, word in content_words(spelled):
         specific[token] = max(specific.get(token, 0.0), specificity(word))
-    return Question(text, kinds | ({"age"} if age is not None else set()), focus, context, days_named(spelled),
+    return Question(text, kinds | ({"age"} if asked_age is not None else set()), focus, context, days_named(spelled),
                     age, bool(_POLAR.match(main)), specific)

@@ -201,3 +201,10 @@ def test_a_where_question_that_names_nothing_the_address_says_still_finds_the_ad
     knowledge, snapshot = KnowledgeBase(index, models.embedder), index.snapshot
     passages, *_ = knowledge.retrieve(snapshot, CallMemory().query("Where are you exactly?"))
     assert any("Unit 4, Millbrook Trading Estate" in p.text for p in passages)
+
+
+def test_an_answer_next_to_the_age_rule_for_the_callers_age_says_the_rule_too(models, tmp_path):
+    index = make_index(REPO / "eval" / "kbs" / "garage" / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "I'm 22, can I have a courtesy car?")
+    assert "two courtesy cars" in reply.text and "over 25" in reply.text

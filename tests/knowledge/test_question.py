@@ -53,3 +53,10 @@ def test_number_words_become_digits():
 def test_a_common_word_names_less_than_a_rare_one():
     asked = analyse("Will you take my old boiler away?")
     assert asked.specific["boiler"] > asked.specific["away"]
+
+
+def test_an_age_said_in_passing_is_the_age_without_asking_about_ages():
+    assert analyse("I'm 22, can I have a courtesy car while mine's in?").age == 22
+    baby = analyse("What about our baby, she's one?")
+    assert baby.age == 1 and "age" not in baby.kinds  # still a follow-up to the price asked before
+    assert analyse("I'm 5 minutes away, can I come in?").age is None
