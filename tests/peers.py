@@ -7,7 +7,6 @@ import functools
 import itertools
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 
 from eval.kit.agent_process import AgentProcess as _AgentProcess
-from eval.kit.ports import TEST_SLOTS
+from eval.kit.ports import TEST_SLOTS, port_block_is_free
 from eval.kit.scoring import normalize
 from tests.conftest import REPO, read_wav, synthesize_caller
 from tests.parallel import worker
@@ -34,18 +33,9 @@ def next_ports() -> tuple[int, int]:
     (sip, _), (rtp, _) = TEST_SLOTS
     for _ in range(share):
         n = number * share + (next(_ports) + (os.getpid() % 40) * 10) % share
-        if _bindable(sip + n * 4):
+        if port_block_is_free(sip + n * 4, 1):
             break
     return sip + n * 4, rtp + n * 100
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 @pytest.fixture(scope="module")
