@@ -142,9 +142,11 @@ class KnowledgeBase:
 
     def prepare(self) -> None:
         """Build now what the first question would otherwise build while its caller waits: the English word
-        frequencies and this snapshot's sound-alikes and synonyms (blocking; run it off the event loop)."""
+        frequencies, this snapshot's sound-alikes, synonyms and compounds, and its address chunks (blocking; run it
+        off the event loop)."""
         load_word_frequencies()
         self._kb_wording(self.index.snapshot)
+        _ = self.index.snapshot.addresses
 
     def _kb_wording(self, snapshot: Snapshot) -> tuple[SoundAlikes, Synonyms, Compounds]:
         """Near-homophone, synonym and compound recovery against this snapshot's words (cached per snapshot)."""
