@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.knowledge.features import SENTENCE, one_age_rule_a_section, sentence_features, unknown_share
-from agent.knowledge.holds import holds, street_words
+from agent.knowledge.holds import states_amount, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
@@ -74,10 +74,6 @@ def evidence(probability: float, fitted: Weights, abstain_at: float = 0.35, firm
 def answer_kinds(question: str) -> list[str]:
     """Kinds of answer a question asks for ("money", "time", ...), possibly none."""
     return sorted(analyse(question).kinds)
-
-
-def holds_kind(sentence: str, kinds: list[str]) -> bool:
-    return bool(holds(sentence) & set(kinds))
 
 
 @dataclass(frozen=True)
@@ -210,14 +206,17 @@ def decision_features(asked: Question, features: np.ndarray, scores: np.ndarray,
                      float(covered[best] >= covered.max())], dtype=np.float32)
 
 
-def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: bool,
-          fitted: Weights) -> tuple[np.ndarray, int, float]:
+def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: bool, fitted: Weights,
+          texts: list[str]) -> tuple[np.ndarray, int, float]:
     """Each candidate's score, the best one, and the probability that it answers the question."""
     scores = features @ fitted.select
     best = int(np.argmax(scores))
     decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
-    logit = float(decided @ fitted.decide[:-1] + fitted.decide[-1])
-    return scores, best, 1.0 / (1.0 + np.exp(-logit))
+    probability = 1.0 / (1.0 + np.exp(-float(decided @ fitted.decide[:-1] + fitted.decide[-1])))
+    if asked.amount and not states_amount(texts[best]):
+        # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu".
+        probability = min(probability, fitted.abstain_below / 2)
+    return scores, best, probability
 
 
 def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarray,
@@ -229,18 +228,18 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
         return []
     fitted = weights()
     asked, features = measure(snapshot, cands, question_vector, expanded_vector, query, recovered_vector)
-    scores, best, probability = judge(asked, features, snapshot, query.follow_up, fitted)
+    texts = [cand.text for cand in cands]
+    scores, best, probability = judge(asked, features, snapshot, query.follow_up, fitted, texts)
     own_asked, own_features = measure(snapshot, cands, question_vector, None, query, recovered_vector,
                                       with_context=False)
-    _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted)
+    _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted, texts)
     backing, own_backing = evidence(probability, fitted), evidence(own_probability, fitted)
     heard_backing = None
     if query.by_sound:
-        heard_asked, heard_features = measure(snapshot, cands, question_vector, expanded_vector,
-                                              replace(query, recovered=""))
-        _, heard_best, heard_probability = judge(heard_asked, heard_features, snapshot, query.follow_up, fitted)
+        heard, heard_features = measure(snapshot, cands, question_vector, expanded_vector, replace(query, recovered=""))
+        _, heard_best, heard_p = judge(heard, heard_features, snapshot, query.follow_up, fitted, texts)
         # The words as heard would answer with another sentence, or with this one on less support.
-        heard_backing = evidence(heard_probability, fitted) if heard_best == best else 0.0
+        heard_backing = evidence(heard_p, fitted) if heard_best == best else 0.0
     covered = SENTENCE.index("covered")
     return [ScoredSentence(cand, float(scores[i]), float(features[i, 0]), float(features[i, covered]),
                            backing if i == best else 0.0, own_backing if i == best else 0.0, features[i],

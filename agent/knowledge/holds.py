@@ -25,11 +25,14 @@ _NUMBERED_STREET = r"\b\d+[a-zA-Z]?,?\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+" + _
 way" and "two minutes' walk" are no address. Matched on the sentence as written."""
 _ZIP = r"\b\d{5}(?:-\d{4})?\b(?![ -]\d)"
 """A US ZIP code, not the area code that opens a phone number ("01632 960 418")."""
+_AMOUNTS = (r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
+            r"\bfree\b|\bno (?:extra )?(?:charge|cost|fee)\b|\bat no (?:extra )?cost\b|\bhalf price\b|"
+            r"\b\d+\s?(?:%|percent)|\b(?:do|does|will) not charge\b|\bsame price\b")
+"""An amount of money, or that there is none to pay: what "how much is ..." needs. "money" below also holds "we
+charge for ..." and "payment", which say that there is a price, not what it is."""
 HOLDS = {
-    "money": r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
-             r"\bfree\b|\bno charge\b|\bat no cost\b|\bhalf price\b|\b\d+\s?(?:%|percent)|\bdiscount|\bsurcharge|"
-             r"\bnot refundable\b|\bno (?:minimum|fee)\b|\binterest free\b|\bcharged?\b|\bcosts?\b|\bprices?\b|"
-             r"\bfees?\b|\bextra\b|\bincluded\b|\bincludes\b|\bpaid\b|\bpayment\b",
+    "money": _AMOUNTS + r"|\bdiscount|\bsurcharge|\bnot refundable\b|\bno (?:minimum|fee)\b|\binterest free\b|"
+                        r"\bcharged?\b|\bcosts?\b|\bprices?\b|\bfees?\b|\bextra\b|\bincluded\b|\bincludes\b|\bpaid\b|\bpayment\b",
     "time": r"\b\d{1,2}(?:[.:]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b|24/7|"
             r"\bclosed\b|\bopen\b|\buntil\b|\bmornings?\b|\bafternoons?\b|\bevenings?\b|\bweekends?\b|\bweekdays?\b|"
             r"\bdaily\b|\bevery (?:day|week|month)\b|\b(?:" + "|".join(_DAYS) + r")s?\b|\bjanuary|february|april|"
@@ -81,6 +84,10 @@ def holds(sentence: str) -> frozenset[str]:
     elif _STREET_NAME.search(sentence):  # "on Mill Street": a place, though no address
         held.add("place")
     return frozenset(held)
+
+
+def states_amount(sentence: str) -> bool:
+    return bool(re.search(_AMOUNTS, digits(sentence)))
 
 
 def days_covered(sentence: str) -> frozenset[str]:

@@ -37,6 +37,11 @@ KINDS = {
     "age": r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?old\b|\bage[ds]?\b|\btoo (?:old|young)\b|\bold enough\b",
 }
 """What a question asks for, by its words (numbers already digits: "ten year old" is "10 year old")."""
+_AMOUNT = re.compile(r"^\s*(?:and\s+|so\s+)?(?:how much\b(?! (?:notice|time|longer|warning|sooner|space|room)\b)|"
+                     r"how expensive\b|what (?:does|do|will|would|did) .*\b(?:cost|charge)\b|"
+                     r"what(?:'s| is| are) the (?:price|cost|charge|fee)s?\b)")
+"""A question that asks for an amount of money outright ("how much is ...", "what does ... cost?"), not one that
+asks whether something costs ("is it free?", "do I pay extra?") or how to pay."""
 
 _POLAR = re.compile(r"^\s*(?:and\s+|so\s+|but\s+)?(?:do|does|did|can|could|may|might|will|would|shall|should|must|"
                     r"is|are|was|were|am|have|has|had|isn't|aren't|don't|doesn't|can't|won't)\b", re.IGNORECASE)
@@ -93,6 +98,8 @@ class Question:
     """An age it names, in years ("my ten year old")."""
     polar: bool
     """A yes/no question ("do you ...", "can I ...", "is there ...")."""
+    amount: bool = False
+    """It asks for an amount of money outright: only a sentence that states one answers it."""
     specific: dict[str, float] = field(default_factory=dict, compare=False)
     """How much each focus and scene token names a subject (text.specificity of the word the caller used)."""
 
@@ -155,4 +162,4 @@ def analyse(text: str) -> Question:
     for token, word in content_words(spelled):
         specific[token] = max(specific.get(token, 0.0), specificity(word))
     return Question(text, kinds | ({"age"} if asked_age is not None else set()), focus, context, days_named(spelled),
-                    age, bool(_POLAR.match(main)), specific)
+                    age, bool(_POLAR.match(main)), specific=specific, amount=bool(_AMOUNT.match(main)))

@@ -208,3 +208,15 @@ def test_an_answer_next_to_the_age_rule_for_the_callers_age_says_the_rule_too(mo
     assert index.refresh().ok
     reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "I'm 22, can I have a courtesy car?")
     assert "two courtesy cars" in reply.text and "over 25" in reply.text
+
+
+def test_how_much_is_declined_where_the_sentence_about_it_states_no_amount(models, tmp_path):
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "care.md").write_text(
+        "# Before the stay\n\nEvery cat must be vaccinated against cat flu and enteritis; please bring the card.\n"
+        "\n# Prices\n\nA cat costs £14 a night. Medication is given free of charge.\n")
+    index = make_index(tmp_path / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    knowledge = KnowledgeBase(index, models.embedder)
+    assert knowledge.draft(CallMemory(), "How much does a cat flu vaccination cost?").abstained
+    assert "£14" in knowledge.draft(CallMemory(), "How much is it for a cat?").text

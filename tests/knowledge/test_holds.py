@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.knowledge.holds import age_fits, days_covered, holds, street_words
+from agent.knowledge.holds import age_fits, days_covered, holds, states_amount, street_words
 
 
 @pytest.mark.parametrize(("sentence", "kind"), [
@@ -62,3 +62,11 @@ def test_words_used_only_in_a_street_name_are_told_apart():
     assert street_words("We are in the old depot on Ferry Street.") == {"ferri", "street"}
     assert street_words("Our address is 4 Market Square. The market is on Sundays.") == {"4", "squar"}
     assert street_words("We walk in the park at weekends.") == frozenset()
+
+
+@pytest.mark.parametrize(("sentence", "states"), [
+    ("A one-hour lesson costs £38.", True), ("Medication is given free of charge.", True),
+    ("Students get 10% off.", True), ("It costs twenty pounds.", True),
+    ("Every cat must be vaccinated against cat flu.", False), ("We charge for parking.", False)])
+def test_an_amount_of_money_is_told_from_the_mention_of_a_price(sentence, states):
+    assert states_amount(sentence) is states

@@ -60,3 +60,11 @@ def test_an_age_said_in_passing_is_the_age_without_asking_about_ages():
     baby = analyse("What about our baby, she's one?")
     assert baby.age == 1 and "age" not in baby.kinds  # still a follow-up to the price asked before
     assert analyse("I'm 5 minutes away, can I come in?").age is None
+
+
+@pytest.mark.parametrize(("question", "amount"), [
+    ("How much does a cat flu vaccination cost?", True), ("What does a filling cost?", True),
+    ("What's the price of a haircut?", True), ("And how much is that?", True),
+    ("How much notice do I have to give?", False), ("Is parking free?", False), ("Can I pay by card?", False)])
+def test_a_question_that_asks_for_an_amount_of_money_outright_is_told_apart(question, amount):
+    assert analyse(question).amount is amount
