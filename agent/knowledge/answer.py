@@ -30,11 +30,6 @@ from agent.knowledge.text import tokens
 
 ABSTAIN_TEXT = "Sorry, I don't have information about that."
 WEIGHTS_FILE = Path(__file__).with_name("answerer.toml")
-AFTER_NEGATIVE_MARGIN = 1.0
-"""How much less the sentence after one that says what is not so may score and still join it."""
-SECOND_SENTENCE_RATIO = 0.85
-"""A neighbouring sentence joins the answer when its weight (exp of its score) is at least this share of the best
-one's."""
 DECISION = ("score", "margin", "dense", "chunk_dense", "covered_chunk", "kind", "kind_missed", "address", "day",
             "day_missed", "age", "topic", "context_covered", "best_covered_chunk", "unknown", "has_focus", "follow_up",
             "dense_agrees", "covered_agrees")
@@ -245,38 +240,6 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
                            backing if i == best else 0.0, own_backing if i == best else 0.0, features[i],
                            heard_backing if i == best else None)
             for i, cand in enumerate(cands)]
-
-
-def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
-    """The best sentence, and a neighbour in its passage that scores almost as well or states the age rule it lacks."""
-    if not scored:
-        return []
-    best = max(scored, key=lambda s: s.score)
-    chosen = [best]
-    neighbours = [s for s in scored if abs(s.candidate.position - best.candidate.position) == 1
-                  and s.candidate.passage is best.candidate.passage]
-    if neighbours:
-        runner_up = max(neighbours, key=lambda s: s.score)
-        age_rules = [s for s in neighbours if _has(s, "age")]
-        if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
-            chosen.append(runner_up)
-        elif age_rules and not _has(best, "age"):
-            # "Yes, we have two courtesy cars ... Drivers must be over 25 ...": the caller gave an age, and the rule
-            # next to the answer decides it.
-            chosen.append(age_rules[0])
-        elif _has(best, "negative"):
-            # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
-            # not so with what is, and the caller needs both.
-            after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
-            if after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
-                chosen.append(after[0])
-    return sorted(chosen, key=lambda s: s.candidate.position)
-
-
-def _has(scored: ScoredSentence, feature: str) -> bool:
-    """Whether a sentence's feature is set: "negative", it says what is not so; "age", it states an age limit and
-    the question named an age (features.age_fits)."""
-    return scored.features is not None and bool(scored.features[SENTENCE.index(feature)])
 
 
 def lines_to_say(snapshot: Snapshot, query: Query, chosen: list[Candidate]) -> tuple[str, ...]:

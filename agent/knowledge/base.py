@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.knowledge.answer import ABSTAIN_TEXT, candidates, choose, lines_to_say, score
+from agent.knowledge.answer import ABSTAIN_TEXT, candidates, lines_to_say, score
 from agent.knowledge.compounds import Compounds
 from agent.knowledge.index import KnowledgeIndex, Snapshot
+from agent.knowledge.joining import choose
 from agent.knowledge.memory import CallMemory, Query, Turn
 from agent.knowledge.question import analyse
 from agent.knowledge.retrieval import Passage, SearchQuery, search

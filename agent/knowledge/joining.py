@@ -1,0 +1,48 @@
+"""Which sentences are said together: the best one, and a neighbour in its passage that scores almost as well or
+that the best one needs (the age rule it lacks; what is so, after what is not). Pure, on scored sentences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agent.knowledge.answer import ScoredSentence
+from agent.knowledge.features import SENTENCE
+
+AFTER_NEGATIVE_MARGIN = 1.0
+"""How much less the sentence after one that says what is not so may score and still join it."""
+SECOND_SENTENCE_RATIO = 0.85
+"""A neighbouring sentence joins the answer when its weight (exp of its score) is at least this share of the best
+one's."""
+
+
+def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The best sentence, and a neighbour in its passage that scores almost as well or states the age rule it lacks."""
+    if not scored:
+        return []
+    best = max(scored, key=lambda s: s.score)
+    chosen = [best]
+    neighbours = [s for s in scored if abs(s.candidate.position - best.candidate.position) == 1
+                  and s.candidate.passage is best.candidate.passage]
+    if neighbours:
+        runner_up = max(neighbours, key=lambda s: s.score)
+        age_rules = [s for s in neighbours if _has(s, "age")]
+        if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
+            chosen.append(runner_up)
+        elif age_rules and not _has(best, "age"):
+            # "Yes, we have two courtesy cars ... Drivers must be over 25 ...": the caller gave an age, and the rule
+            # next to the answer decides it.
+            chosen.append(age_rules[0])
+        elif _has(best, "negative"):
+            # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
+            # not so with what is, and the caller needs both.
+            after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
+            if after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
+                chosen.append(after[0])
+    return sorted(chosen, key=lambda s: s.candidate.position)
+
+
+def _has(scored: ScoredSentence, feature: str) -> bool:
+    """Whether a sentence's feature is set: "negative", it says what is not so; "age", it states an age limit and
+    the question named an age (features.age_fits)."""
+    return scored.features is not None and bool(scored.features[SENTENCE.index(feature)])
