@@ -11,7 +11,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from agent.knowledge.holds import age_fits, days_covered, holds
+from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits
 from agent.knowledge.index import Snapshot
 from agent.knowledge.question import Question
 
@@ -93,9 +93,16 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
         float(bool(kinds & held)), float(bool(kinds) and not kinds & held),
         float("place" in kinds and "address" in held),
         float(bool(asked.days & days)), float(bool(asked.days) and not asked.days & days),
-        age_fits(sentence, asked.age) if asked.age is not None else 0.0,
+        limit_stated(asked, sentence),
         float(on_topic), context, min(len(sentence.split()), 60) / 30, 1.0 / (1 + rank),
         float(bool(NEGATIVE.search(sentence))), heading_lexical], dtype=np.float32)
+
+
+def limit_stated(asked: Question, sentence: str) -> float:
+    """How the sentence's limits stand to the age or the numbers the caller gave ("age" in SENTENCE): 1 where one
+    holds them, 0.5 where it states one that does not, else 0 (holds.age_fits, holds.limit_fits)."""
+    fits = [age_fits(sentence, asked.age)] if asked.age is not None else []
+    return max(fits + [limit_fits(sentence, number, counted) for number, counted in asked.counts], default=0.0)
 
 
 def one_age_rule_a_section(sections: list[Hashable], rows: np.ndarray) -> None:

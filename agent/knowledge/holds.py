@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agent.knowledge.question import _DAYS, digits
+from agent.knowledge.question import _DAYS, DAYS_IN, digits, unit
 from agent.knowledge.text import tokens
 
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
@@ -129,5 +129,36 @@ def age_fits(sentence: str, age: int) -> float:
                             r"\baged? (\d+)\b(?! (?:and|or) \d)", text):
         stated = True
         if age >= int(next(n for n in limit if n)):
+            return 1.0
+    return 0.5 if stated else 0.0
+
+
+_LIMIT = re.compile(r"\b(within|up to|at most|no more than|not more than|max|under|fewer than|less than|more than|over|"
+                    r"at least|(?:an? |the )?(?:minimum|maximum)(?: [a-z]+)? (?:of|is))\s+(\d+(?:\.\d+)?)\s?"
+                    r"(?:working |clear |full )?([a-z]+)\b(?! old)")
+"""A limit on a number of something: "within 5 miles", "at most 3 children", "a minimum membership of 12 months",
+"the minimum stay is 2 nights"; not an age ("at least 8 weeks old": age_fits)."""
+_LOWER = re.compile(r"more than|over|at least|minimum")
+_STRICT = frozenset({"under", "fewer than", "less than", "more than", "over"})
+"""An upper limit holds a number up to it, a lower one ("at least", "more than") a number from it; the strict ones
+("under", "more than") not the limit itself."""
+
+
+def limit_fits(sentence: str, number: float, counted: str) -> float:
+    """1 when the sentence states a limit on what the caller counts that holds their number ("up to 6 children" for
+    four kids, "at least 14 days" for three weeks), 0.5 when it states one that does not ("within five miles" for
+    eight: the rule that answers "is that extra?"), else 0. Units of time are compared in days."""
+    stated = False
+    for bound, limit, word in _LIMIT.findall(digits(sentence)):
+        theirs = unit(word)
+        if theirs == counted:
+            mine, limit_value = number, float(limit)
+        elif theirs in DAYS_IN and counted in DAYS_IN:
+            mine, limit_value = number * DAYS_IN[counted], float(limit) * DAYS_IN[theirs]
+        else:
+            continue
+        stated = True
+        beyond = mine - limit_value if _LOWER.match(bound) or "minimum" in bound else limit_value - mine
+        if beyond > 0 or (beyond == 0 and bound not in _STRICT):
             return 1.0
     return 0.5 if stated else 0.0

@@ -14,6 +14,8 @@ AFTER_NEGATIVE_MARGIN = 1.0
 SECOND_SENTENCE_RATIO = 0.85
 """A neighbouring sentence joins the answer when its weight (exp of its score) is at least this share of the best
 one's."""
+OUTSIDE_THE_LIMIT = 0.5
+"""features.limit_stated of a sentence stating a limit the caller's age or number falls outside."""
 
 
 def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -26,6 +28,7 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
                   and s.candidate.passage is best.candidate.passage]
     if neighbours:
         runner_up = max(neighbours, key=lambda s: s.score)
+        after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
         age_rules = [s for s in neighbours if _has(s, "age")]
         if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
             chosen.append(runner_up)
@@ -33,16 +36,22 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
             # "Yes, we have two courtesy cars ... Drivers must be over 25 ...": the caller gave an age, and the rule
             # next to the answer decides it.
             chosen.append(age_rules[0])
-        elif _has(best, "negative"):
+        elif after and _value(best, "age") == OUTSIDE_THE_LIMIT:
+            # "... anywhere within five miles at no extra cost. Further out, we charge £5": the caller's number is
+            # beyond the limit the answer states, and owners say what applies beyond it next.
+            chosen.append(after[0])
+        elif _has(best, "negative") and after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
             # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
             # not so with what is, and the caller needs both.
-            after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
-            if after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
-                chosen.append(after[0])
+            chosen.append(after[0])
     return sorted(chosen, key=lambda s: s.candidate.position)
 
 
+def _value(scored: ScoredSentence, feature: str) -> float:
+    """A sentence's feature: "negative", it says what is not so; "age", how a limit it states stands to the age or
+    number the caller gave (features.limit_stated)."""
+    return 0.0 if scored.features is None else float(scored.features[SENTENCE.index(feature)])
+
+
 def _has(scored: ScoredSentence, feature: str) -> bool:
-    """Whether a sentence's feature is set: "negative", it says what is not so; "age", it states an age limit and
-    the question named an age (features.age_fits)."""
-    return scored.features is not None and bool(scored.features[SENTENCE.index(feature)])
+    return bool(_value(scored, feature))

@@ -75,6 +75,12 @@ _IS_AGE = re.compile(r"\b(?:i'?m|i am|(?:s?he|son|daughter|child|kid|boy|girl)(?
                      r"we(?:'re| are))\s+(\d{1,2})(?=\s*(?:[,.?!]|$|and\b))")
 """An age said in passing, as what someone is ("I'm 22, can I ...", "she's one"), not "I'm 5 minutes away": it names
 the age without asking about ages, so "What about our baby, she's one?" still follows up a price."""
+_COUNT = re.compile(r"\b(\d+(?:\.\d+)?|an?)\s+(?:more\s+|extra\s+|other\s+)?([a-z]+)\b")
+_NOT_COUNTED = frozenset("at in on of and or to the a an am pm for with by is are s year years old o clock".split())
+SAME_UNIT = {"kid": "child", "kilo": "kg", "kilogram": "kg", "mi": "mile"}
+"""Words for one unit, as stems: "five kids" counts what "at most three children" limits."""
+DAYS_IN = {"hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0, "fortnight": 14.0, "month": 30.0}
+"""Units of time, in days: "a week before" against "at least 14 days before"."""
 _NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
                                             .split())}
@@ -100,6 +106,9 @@ class Question:
     """A yes/no question ("do you ...", "can I ...", "is there ...")."""
     amount: bool = False
     """It asks for an amount of money outright: only a sentence that states one answers it."""
+    counts: tuple[tuple[float, str], ...] = ()
+    """Numbers it gives with what they count, as a unit's stem: (8, "mile") for "eight miles out", (5, "child") for
+    "five kids", (1, "week") for "a week before"; an age is `age`, a time of day none."""
     specific: dict[str, float] = field(default_factory=dict, compare=False)
     """How much each focus and scene token names a subject (text.specificity of the word the caller used)."""
 
@@ -128,6 +137,22 @@ def asking_clause(text: str) -> tuple[str, str]:
     main = openers[-1] if openers else (clauses[0] if clauses else sentence)
     rest = " ".join(p for p in pieces if p is not sentence) + " " + " ".join(c for c in clauses if c is not main)
     return main, rest.strip()
+
+
+def unit(word: str) -> str:
+    stem = next(iter(tokens(word)), word)
+    return SAME_UNIT.get(stem, stem)
+
+
+def counts_named(text: str) -> tuple[tuple[float, str], ...]:
+    """The numbers a text gives with what they count (Question.counts); "a"/"an" only before a unit of time."""
+    found = []
+    for number, word in _COUNT.findall(_AGE.sub(" ", text)):
+        counted = unit(word)
+        if word in _NOT_COUNTED or (number in ("a", "an") and counted not in DAYS_IN):
+            continue
+        found.append((1.0 if number in ("a", "an") else float(number), counted))
+    return tuple(dict.fromkeys(found))
 
 
 def days_named(text: str) -> frozenset[str]:
@@ -162,4 +187,5 @@ def analyse(text: str) -> Question:
     for token, word in content_words(spelled):
         specific[token] = max(specific.get(token, 0.0), specificity(word))
     return Question(text, kinds | ({"age"} if asked_age is not None else set()), focus, context, days_named(spelled),
-                    age, bool(_POLAR.match(main)), specific=specific, amount=bool(_AMOUNT.match(main)))
+                    age, bool(_POLAR.match(main)), specific=specific, amount=bool(_AMOUNT.match(main)),
+                    counts=counts_named(spelled))

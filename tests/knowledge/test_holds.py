@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.knowledge.holds import age_fits, days_covered, holds, states_amount, street_words
+from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, states_amount, street_words
 
 
 @pytest.mark.parametrize(("sentence", "kind"), [
@@ -70,3 +70,17 @@ def test_words_used_only_in_a_street_name_are_told_apart():
     ("Every cat must be vaccinated against cat flu.", False), ("We charge for parking.", False)])
 def test_an_amount_of_money_is_told_from_the_mention_of_a_price(sentence, states):
     assert states_amount(sentence) is states
+
+
+@pytest.mark.parametrize(("sentence", "number", "counted", "fit"), [
+    ("We pick you up anywhere within five miles at no extra cost.", 3, "mile", 1.0),
+    ("We pick you up anywhere within five miles at no extra cost.", 8, "mile", 0.5),
+    ("One adult to at most three children.", 5, "child", 0.5),
+    ("It is refunded if you cancel at least 14 days before the stay.", 3, "week", 1.0),
+    ("It is refunded if you cancel at least 14 days before the stay.", 1, "week", 0.5),
+    ("There is a minimum membership of 12 months.", 3, "month", 0.5),
+    ("Pets must be at least 8 weeks old to join.", 3, "month", 0.0),
+    ("We cannot take puppies under 16 weeks.", 16, "week", 0.5),
+    ("Bags up to 20 kg go free.", 3, "mile", 0.0)])
+def test_a_number_fits_the_limit_a_sentence_states_on_what_it_counts(sentence, number, counted, fit):
+    assert limit_fits(sentence, number, counted) == fit

@@ -68,3 +68,13 @@ def test_an_age_said_in_passing_is_the_age_without_asking_about_ages():
     ("How much notice do I have to give?", False), ("Is parking free?", False), ("Can I pay by card?", False)])
 def test_a_question_that_asks_for_an_amount_of_money_outright_is_told_apart(question, amount):
     assert analyse(question).amount is amount
+
+
+@pytest.mark.parametrize(("question", "counts"), [
+    ("I live eight miles out of town, is that extra?", ((8.0, "mile"),)),
+    ("Can I bring five kids by myself?", ((5.0, "child"),)),
+    ("If I cancel a week before, do I get it back?", ((1.0, "week"),)),
+    ("We won't get there till nine at night.", ()), ("My ten year old wants to climb.", ()),
+    ("Can we come at 9 am?", ())])
+def test_the_numbers_a_caller_gives_are_kept_with_what_they_count(question, counts):
+    assert analyse(question).counts == counts
