@@ -81,16 +81,13 @@ class CallCore:
         or a no answers it, and a yes has that reply spoken."""
         self._confirmation_repeated = False
         """The caller's reply to this confirmation was unclear once, and they were asked to say it again."""
+        self._before_turn: dict[str, object] = {}
+        """The question's state before the last turn was heard: back to it when the caller goes on with that turn."""
 
     @property
     def yes_or_no_asked(self) -> bool:
         """The agent has just asked a yes/no question: a confirmation, or the offer to take a message."""
         return self._confirming is not None or self._message_offered
-
-    @property
-    def awaiting_confirmation(self) -> bool:
-        """The agent has asked the caller to confirm a topic and not yet had a yes or a no."""
-        return self._confirming is not None
 
     @property
     def closing(self) -> bool:
@@ -117,6 +114,8 @@ class CallCore:
                 self.state = CallState.LISTENING
             if not agent_speaking:
                 return []
+            if cut_off:  # the rest of the last turn ("Yes, ... that's right."): the two are heard as one
+                vars(self).update(self._before_turn)
             return [Interrupt(cut_off=True)] if cut_off else [Interrupt(barge_in=True)]
         if self.state is not CallState.TRANSFERRING:
             self.state = CallState.THINKING
@@ -129,6 +128,8 @@ class CallCore:
         read from, and the reply itself (the shell's, handed back in SpeakReply or Confirm)."""
         if self.closing:
             return TurnOutcome.INTERRUPTED, []  # by a goodbye or a hang-up while the reply was prepared
+        self._before_turn = {name: getattr(self, name) for name in ("_confirming", "_confirmation_repeated",
+                                                                     "clarified", "_declines", "_message_offered")}
         offered, self._message_offered = self._message_offered, False
         confirming, self._confirming = self._confirming, None
         what = intent(transcript, message_offered=offered)

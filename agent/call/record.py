@@ -218,7 +218,8 @@ class CallBook:
         the next turn goes on with it. False when there was no answer to take back."""
         turns = self.record.turns
         last = turns[-1] if turns else None
-        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.INTERRUPTED.value):
+        if last is None or last.outcome not in (TurnOutcome.ANSWERED.value, TurnOutcome.CONFIRMED.value,
+                                                TurnOutcome.INTERRUPTED.value):
             return False
         last.outcome = TurnOutcome.CUT_OFF.value
         self.reporter.turn_cut_off(self.record, len(turns), last)

@@ -1,8 +1,8 @@
 """The call core's confirmations, turn by turn: "Are you asking about …?" answered yes, no, unclearly, or with the
 question said again. No models, no sockets."""
 
-from agent.call.commands import Action, Clarified, Confirm, Phrase, Say, SpeakReply, TurnOutcome
-from tests.call.test_core import answered, heard
+from agent.call.commands import Action, Clarified, Confirm, Interrupt, Phrase, Say, SpeakReply, TurnOutcome
+from tests.call.test_core import ENDED, STARTED, answered, heard
 
 
 def test_a_confirmed_topic_is_answered_with_the_reply_prepared_before_the_yes():
@@ -55,7 +55,7 @@ def test_a_bare_word_that_is_neither_yes_nor_no_is_asked_again_with_the_confirma
     heard(call, "Who is the chief executive of the company?", Action.CONFIRM, chunks=["c7"])
     # "No." heard as "Nel,": answered from the call's context it would be a guess.
     assert heard(call, "Nel,") == (TurnOutcome.ASKED_AGAIN, [Say(Phrase.ASK_AGAIN)])
-    assert call.awaiting_confirmation
+    assert call.yes_or_no_asked
     assert heard(call, "No.", abstained=True) == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
 
 
@@ -81,5 +81,17 @@ def test_a_second_unclear_reply_to_one_confirmation_asks_for_the_question():
     heard(call, "Do you do power flashes?", Action.CONFIRM, chunks=["c7"])
     heard(call, "Nel,")
     assert heard(call, "Hmm.") == (TurnOutcome.NOT_CONFIRMED, [Say(Phrase.NOT_THAT)])
-    assert not call.awaiting_confirmation and call.clarified.asked_again
+    assert not call.yes_or_no_asked and call.clarified.asked_again
     assert call.clarified.rejected == frozenset()  # never heard as a no
+
+
+def test_a_yes_the_caller_goes_on_with_is_heard_whole_as_the_answer_to_the_same_confirmation():
+    call = answered()
+    heard(call, "Will you pick me up from college?", Action.CONFIRM, chunks=["c4"], reply="pick-up reply")
+    call.turn(ENDED, agent_speaking=False)
+    assert heard(call, "Yes,") == (TurnOutcome.CONFIRMED, [SpeakReply("pick-up reply", confirmed=True)])
+    # "... that's right." came so soon after "Yes," that the answer begun is cut off and the two are heard as one.
+    assert call.turn(STARTED, agent_speaking=True, cut_off=True) == [Interrupt(cut_off=True)]
+    assert call.yes_or_no_asked and call.clarified == Clarified(confirmed=True)
+    call.turn(ENDED, agent_speaking=False)
+    assert heard(call, "Yes, that's right.") == (TurnOutcome.CONFIRMED, [SpeakReply("pick-up reply", confirmed=True)])
