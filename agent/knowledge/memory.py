@@ -10,11 +10,12 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from agent.knowledge.question import analyse
+from agent.knowledge.question import OPENING_HOURS, analyse
 from agent.knowledge.text import tokens
 
 # Words that point back at something said before.
 _REFERRING = frozenset("it its it's that this these those they them their there he she one ones same".split())
+_TO_THE_BUSINESS = frozenset("you your you're yours".split())
 _FOLLOW_UP_OPENERS = re.compile(r"^\s*(and|also|what about|how about|but|so|then|plus|or)\b", re.IGNORECASE)
 
 
@@ -67,9 +68,12 @@ def is_follow_up(question: str) -> bool:
     opens with "and…" and names too little of its own to stand on ("how much is it?", "and on Saturday?", "when
     does it run?", "and the full one?"). A question with its own content words is understood on them: the previous
     turn then helps only a little."""
+    words = set(re.findall(r"[a-z']+", question.lower()))
+    if words & _TO_THE_BUSINESS and not words & _REFERRING and (
+            analyse(question).kinds & {"contact", "place"} or re.search(OPENING_HOURS, question.lower())):
+        return False  # "What's your number?", "Where are you?", "When are you open?": of the business, not the topic
     if len(tokens(question)) <= 1:
         return True
-    words = set(re.findall(r"[a-z']+", question.lower()))
     if not (words & _REFERRING or opens_follow_up(question)):
         return False
     asked = analyse(question)

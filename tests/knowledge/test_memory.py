@@ -4,7 +4,8 @@ from agent.knowledge.memory import CallMemory, Turn, is_follow_up
 
 
 @pytest.mark.parametrize("question", ["How much is it?", "And on Saturday?", "When does it run?",
-                                      "Can I cancel it whenever I want?", "Saturday?", "And the full one?"])
+                                      "Can I cancel it whenever I want?", "Saturday?", "And the full one?",
+                                      "Where is it?", "How much?"])
 def test_questions_that_name_too_little_of_their_own_are_follow_ups(question):
     assert is_follow_up(question)
 
@@ -12,6 +13,11 @@ def test_questions_that_name_too_little_of_their_own_are_follow_ups(question):
 @pytest.mark.parametrize("question", ["What are your opening hours on weekdays?", "How much is the Warm Care plan?",
                                       "What about oil furnaces?", "And what about adults on the NHS?"])
 def test_questions_with_their_own_content_words_stand_on_them(question):
+    assert not is_follow_up(question)
+
+
+@pytest.mark.parametrize("question", ["What's your number?", "Where are you?", "When are you open?"])
+def test_a_question_about_the_business_itself_is_no_follow_up_though_it_names_nothing(question):
     assert not is_follow_up(question)
 
 
