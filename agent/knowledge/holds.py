@@ -27,7 +27,8 @@ _ZIP = r"\b\d{5}(?:-\d{4})?\b(?![ -]\d)"
 """A US ZIP code, not the area code that opens a phone number ("01632 960 418")."""
 _AMOUNTS = (r"[£$€¥]\s?\d|\b\d+(?:\.\d+)?\s?(?:p|c)\b|\b\d+(?:\.\d+)?\s?(?:pounds?|dollars?|euros?|cents?|pence)\b|"
             r"\bfree\b|\bno (?:extra )?(?:charge|cost|fee)\b|\bat no (?:extra )?cost\b|\bhalf price\b|"
-            r"\b\d+\s?(?:%|percent)|\b(?:do|does|will) not charge\b|\bsame price\b")
+            r"\b\d+\s?(?:%|percent)|\b(?:a (?:third|quarter|fifth)|half|one third) off\b|"
+            r"\b(?:do|does|will) not charge\b|\bsame price\b")
 """An amount of money, or that there is none to pay: what "how much is ..." needs. "money" below also holds "we
 charge for ..." and "payment", which say that there is a price, not what it is."""
 HOLDS = {

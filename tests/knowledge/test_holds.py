@@ -66,7 +66,7 @@ def test_words_used_only_in_a_street_name_are_told_apart():
 
 @pytest.mark.parametrize(("sentence", "states"), [
     ("A one-hour lesson costs £38.", True), ("Medication is given free of charge.", True),
-    ("Students get 10% off.", True), ("It costs twenty pounds.", True),
+    ("Students get 10% off.", True), ("It costs twenty pounds.", True), ("Charities get a third off.", True),
     ("Every cat must be vaccinated against cat flu.", False), ("We charge for parking.", False)])
 def test_an_amount_of_money_is_told_from_the_mention_of_a_price(sentence, states):
     assert states_amount(sentence) is states
