@@ -15,6 +15,7 @@ from agent.knowledge.text import tokens
 
 # Words that point back at something said before.
 _REFERRING = frozenset("it its it's that this these those they them their there he she one ones same".split())
+_THERE_IS = re.compile(r"\b(?:is|are|was|were) there\b|\bthere(?:'s| is| are| was| were)\b")
 _TO_THE_BUSINESS = frozenset("you your you're yours".split())
 _FOLLOW_UP_OPENERS = re.compile(r"^\s*(and|also|what about|how about|but|so|then|plus|or)\b", re.IGNORECASE)
 
@@ -68,12 +69,13 @@ def is_follow_up(question: str) -> bool:
     opens with "and…" and names too little of its own to stand on ("how much is it?", "and on Saturday?", "when
     does it run?", "and the full one?"). A question with its own content words is understood on them: the previous
     turn then helps only a little."""
-    words = set(re.findall(r"[a-z']+", question.lower()))
+    # "Is there a deposit?": that "there" points at nothing said before.
+    words = set(re.findall(r"[a-z']+", _THERE_IS.sub(" ", question.lower())))
     if words & _TO_THE_BUSINESS and not words & _REFERRING and (
             analyse(question).kinds & {"contact", "place"} or re.search(OPENING_HOURS, question.lower())):
         return False  # "What's your number?", "Where are you?", "When are you open?": of the business, not the topic
-    if len(tokens(question)) <= 1:
-        return True
+    if len(tokens(question)) <= 1:  # bare ("Saturday?"), unless a yes/no question of its own ("Is there a deposit?")
+        return not (analyse(question).polar and not words & _REFERRING)
     if not (words & _REFERRING or opens_follow_up(question)):
         return False
     asked = analyse(question)

@@ -5,13 +5,14 @@ from agent.knowledge.memory import CallMemory, Turn, is_follow_up
 
 @pytest.mark.parametrize("question", ["How much is it?", "And on Saturday?", "When does it run?",
                                       "Can I cancel it whenever I want?", "Saturday?", "And the full one?",
-                                      "Where is it?", "How much?"])
+                                      "Where is it?", "How much?", "Is there one?", "Is it free?"])
 def test_questions_that_name_too_little_of_their_own_are_follow_ups(question):
     assert is_follow_up(question)
 
 
 @pytest.mark.parametrize("question", ["What are your opening hours on weekdays?", "How much is the Warm Care plan?",
-                                      "What about oil furnaces?", "And what about adults on the NHS?"])
+                                      "What about oil furnaces?", "And what about adults on the NHS?",
+                                      "Is there a deposit?", "Do you do refunds?"])
 def test_questions_with_their_own_content_words_stand_on_them(question):
     assert not is_follow_up(question)
 
