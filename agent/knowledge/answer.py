@@ -209,8 +209,9 @@ def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: 
     decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
     probability = 1.0 / (1.0 + np.exp(-float(decided @ fitted.decide[:-1] + fitted.decide[-1])))
     if asked.amount and not states_amount(texts[best]):
-        # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu".
-        probability = min(probability, fitted.abstain_below / 2)
+        # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
+        # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.
+        probability = min(probability, (fitted.abstain_below + fitted.firm_from) / 2)
     return scores, best, probability
 
 
