@@ -41,7 +41,9 @@ HOLDS = {
             r"\bbefore\b|\bafter\b|\bdue\b|\bas soon as\b",
     "duration": r"\b\d+(?:\.\d+)?\s?(?:-\s?)?(?:working |clear |full )?"
                 r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b|\bwithin\b|"
-                r"\bahead\b|\bnotice\b|\bovernight\b|\bwhile you wait\b",
+                r"\bahead\b|\bnotice\b|\bovernight\b|\bwhile you wait\b|"
+                r"\b(?:about|around|roughly|takes?|in|for|at least|up to) (?:a|an|half an?) "
+                r"(?:minute|hour|day|week|fortnight|month|year)\b",
     "address": r"\bunit \d+\b|\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|" + _ZIP,
     "place": r"\bunit \d+\b|"
              r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\bnext to\b|\bopposite\b|\bbehind\b|\bbeside\b|\babove\b|"

@@ -9,7 +9,7 @@ from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, sta
     ("A private check-up is £55.", "money"), ("Overdue books are charged at 25p a day.", "money"),
     ("Day entry, €14, €11, €9", "money"), ("Test rides are free with photo ID.", "money"),
     ("We are open 8.30am to 5.30pm.", "time"), ("Saturday, 09:00, 20:00", "time"),
-    ("Most services are done within three working days.", "duration"),
+    ("Most services are done within three working days.", "duration"), ("Alterations take about a week.", "duration"),
     ("Our address is 4 Market Square, Eastgate, NS7 2AB.", "address"),
     ("The car park is two minutes' walk away.", "place"), ("Call us on 01632 960 418.", "contact"),
     ("Riders must be 16 or over.", "age"), ("The nearest car park is 200 metres away.", "distance"),
