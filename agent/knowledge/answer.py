@@ -258,6 +258,8 @@ def lines_to_say(snapshot: Snapshot, query: Query, chosen: list[Candidate]) -> t
         words = words or {*earlier.focus, *earlier.scene}
     said = []
     for cand in chosen:
-        own = sorted(words - set(tokens(" ".join(snapshot.chunks[cand.chunk_index].chunk.heading))))
+        # Less what no line of the KB can hold: "a pair of trousers" is asked of "Shorten trousers: £12".
+        own = sorted(t for t in words - set(tokens(" ".join(snapshot.chunks[cand.chunk_index].chunk.heading)))
+                     if snapshot.idf(t) is not None)
         said += asked_lines(cand.text, asked, lambda line, own=own: lexical_overlap(own, line, snapshot))
     return tuple(said)

@@ -220,3 +220,10 @@ def test_how_much_is_never_answered_outright_by_a_sentence_that_states_no_amount
     assert unstated.abstained or unstated.evidence < FIRM_EVIDENCE  # declined, or confirmed first
     stated = knowledge.draft(CallMemory(), "How much does a bath for my dog cost?")
     assert "£15" in stated.text and stated.evidence >= FIRM_EVIDENCE
+
+
+def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
+    index = make_index(REPO / "eval" / "kbs" / "tailor" / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much is it to take up a pair of trousers?")
+    assert reply.sentences == ("Shorten trousers: £12",)  # "pair" is in no line: not the whole alterations list
