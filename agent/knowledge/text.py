@@ -92,10 +92,15 @@ def tokens(text: str) -> list[str]:
     return [token for token, _ in content_words(text)]
 
 
+_PARTICLE_VERB = re.compile(r"\b(check|log|sign)(?:-| )?(in|out)\b")
+"""Where the particle is the meaning ("check in" and "check out" are opposites): one word, as "checkin" and
+"checkout", not "check" beside a stop word."""
+
+
 def content_words(text: str) -> list[tuple[str, str]]:
     """Each content word as (its token, the word as written, lower case): see `tokens`."""
     out = []
-    for word in _TOKEN.findall(text.lower().replace("’", "'")):
+    for word in _TOKEN.findall(_PARTICLE_VERB.sub(r"\1\2", text.lower().replace("’", "'"))):
         word = word.removesuffix("'s")
         if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
             continue

@@ -52,3 +52,8 @@ def test_a_list_s_line_breaks_stay_inside_a_sentence_only_when_asked_for():
     text = "Prices:\nSmall: £18 a week\nLarge:   £52 a week. Insurance is extra."
     assert sentences(text, lines=True) == ["Prices:\nSmall: £18 a week\nLarge: £52 a week.", "Insurance is extra."]
     assert sentences(text)[0] == "Prices: Small: £18 a week Large: £52 a week."
+
+
+def test_check_in_and_check_out_stay_apart_however_they_are_written():
+    assert tokens("Check-in is from 3pm; check-out is by 10.30am.") == ["checkin", "3pm", "checkout", "10", "30am"]
+    assert tokens("What time can we check in?") == ["time", "checkin"]
