@@ -24,7 +24,7 @@ from agent.knowledge.holds import states_amount, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
-from agent.knowledge.question import Question, analyse
+from agent.knowledge.question import Question, analyse, matched_tokens
 from agent.knowledge.retrieval import Passage
 from agent.knowledge.text import tokens
 
@@ -150,10 +150,10 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
         # What the follow-up names replaces what the previous question named: "and on Saturday?" asks about
         # another day.
         previous = replace(earlier, days=frozenset() if heard.days else earlier.days)
-    rows = _rows(snapshot, cands, heard, tokens(query.question), question_vector, expanded_vector, query,
+    rows = _rows(snapshot, cands, heard, matched_tokens(heard), question_vector, expanded_vector, query,
                  recovered_vector, previous, with_context)
     if recovered is not None:
-        rows = np.maximum(rows, _rows(snapshot, cands, recovered, tokens(query.recovered), question_vector,
+        rows = np.maximum(rows, _rows(snapshot, cands, recovered, matched_tokens(recovered), question_vector,
                                       expanded_vector, query, recovered_vector, previous, with_context))
     if heard.age is not None:
         chunks = [snapshot.chunks[c.chunk_index].chunk for c in cands]

@@ -67,6 +67,9 @@ month months week weeks do does doing back
 """))
 """Words that frame a question in any trade or name the kind of answer it wants: never what it is about."""
 
+PREMISES = frozenset(tokens("shop store office studio practice surgery clinic salon library hall garage centre center "
+                            "site school premises building branch workshop showroom"))
+"""Words for the place a business works from: asked where, by itself, it is the business's address."""
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _AGE_WORDS = re.compile(r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?olds?\b|\bage[ds]?(?: \d+)?\b|\b(?:too )?(?:old|young)"
                         r"(?: enough)?\b")
@@ -165,6 +168,13 @@ def days_named(text: str) -> frozenset[str]:
     return frozenset(days)
 
 
+def matched_tokens(asked: Question) -> list[str]:
+    """The question's tokens a sentence's own words are matched on: all of them, but the premises word of "Where's
+    the shop?", which names the business and is not what its address says."""
+    of_the_business = "place" in asked.kinds and not asked.focus
+    return [t for t in tokens(asked.text) if not (of_the_business and t in PREMISES)]
+
+
 def analyse(text: str) -> Question:
     spelled = digits(text)
     asked_age = next((int(n) for m in _AGE.finditer(spelled) for n in m.groups() if n), None)
@@ -177,6 +187,8 @@ def analyse(text: str) -> Question:
     if re.search(OPENING_HOURS, main):
         main = re.sub(rf"\b(?:{'|'.join(_OPEN_WORDS)})\b", " ", main)  # the kind of answer, not what it is about
     focus = tuple(t for t in dict.fromkeys(tokens(main)) if t not in FRAME and t not in day_tokens)
+    if "place" in kinds and focus and set(focus) <= PREMISES:
+        focus = ()  # "Where's the shop?", "Where is your office?": where the business is, as "Where are you?"
     context = tuple(t for t in dict.fromkeys(tokens(scene)) if t not in FRAME and t not in day_tokens
                     and t not in focus)
     if context and not focus:

@@ -227,3 +227,10 @@ def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_
     assert index.refresh().ok
     reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much is it to take up a pair of trousers?")
     assert reply.sentences == ("Shorten trousers: £12",)  # "pair" is in no line: not the whole alterations list
+
+
+def test_where_is_the_library_in_a_librarys_kb_is_answered_with_its_address(models, tmp_path):
+    index = make_index(REPO / "eval" / "kbs" / "library" / "kb", tmp_path / "index.sqlite3", models.embedder)
+    assert index.refresh().ok
+    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "Where's the library?")
+    assert "4 Market Square" in reply.text  # not the building's history, which names the library

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.knowledge.question import analyse, asking_clause, digits
+from agent.knowledge.question import analyse, asking_clause, digits, matched_tokens
 
 
 @pytest.mark.parametrize(("question", "kinds"), [
@@ -78,3 +78,9 @@ def test_a_question_that_asks_for_an_amount_of_money_outright_is_told_apart(ques
     ("Can we come at 9 am?", ())])
 def test_the_numbers_a_caller_gives_are_kept_with_what_they_count(question, counts):
     assert analyse(question).counts == counts
+
+
+def test_where_the_business_itself_is_asks_for_its_address_not_about_the_word():
+    assert analyse("Where's the shop?").focus == () and analyse("Where is your office?").focus == ()
+    assert matched_tokens(analyse("Where's the shop?")) == []
+    assert analyse("Where's the gift shop?").focus == ("gift", "shop")  # a place inside, named
