@@ -82,8 +82,8 @@ _COUNT = re.compile(r"\b(\d+(?:\.\d+)?|an?)\s+(?:more\s+|extra\s+|other\s+)?([a-
 _NOT_COUNTED = frozenset("at in on of and or to the a an am pm for with by is are s year years old o clock".split())
 SAME_UNIT = {"kid": "child", "kilo": "kg", "kilogram": "kg", "mi": "mile"}
 """Words for one unit, as stems: "five kids" counts what "at most three children" limits."""
-DAYS_IN = {"hour": 1 / 24, "day": 1.0, "night": 1.0, "week": 7.0, "fortnight": 14.0, "month": 30.0}
-"""Units of time, in days: "a week before" against "at least 14 days before"."""
+DAYS_IN = {"hour": 1 / 24, "day": 1.0, "week": 7.0, "fortnight": 14.0, "month": 30.0}
+"""Units of time, in days: "a week before" against "at least 14 days before" (a night is a stay, not a span)."""
 _NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
                                             .split())}

@@ -81,6 +81,7 @@ def test_an_amount_of_money_is_told_from_the_mention_of_a_price(sentence, states
     ("There is a minimum membership of 12 months.", 3, "month", 0.5),
     ("Pets must be at least 8 weeks old to join.", 3, "month", 0.0),
     ("We cannot take puppies under 16 weeks.", 16, "week", 0.5),
-    ("Bags up to 20 kg go free.", 3, "mile", 0.0)])
+    ("Bags up to 20 kg go free.", 3, "mile", 0.0),
+    ("If you cancel at least seven days before arrival, we return it.", 1, "night", 0.0)])  # a stay, not a span
 def test_a_number_fits_the_limit_a_sentence_states_on_what_it_counts(sentence, number, counted, fit):
     assert limit_fits(sentence, number, counted) == fit
