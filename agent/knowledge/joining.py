@@ -4,6 +4,8 @@ that the best one needs (the age rule it lacks; what is so, after what is not). 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from agent.knowledge.answer import ScoredSentence
@@ -14,6 +16,10 @@ AFTER_NEGATIVE_MARGIN = 1.0
 SECOND_SENTENCE_RATIO = 0.85
 """A neighbouring sentence joins the answer when its weight (exp of its score) is at least this share of the best
 one's."""
+REFERS_BACK = re.compile(r"\b(?:less|more|shorter|longer) notice\b|\b(?:after|before|beyond|later than|earlier than|"
+                         r"more than|less than) (?:that|this|then)\b", re.IGNORECASE)
+"""A sentence that measures itself by the one before it ("with less notice", "before then"), in its first clause:
+after a comma or a semicolon, "later than that" points back within the sentence."""
 OUTSIDE_THE_LIMIT = 0.5
 """features.limit_stated of a sentence stating a limit the caller's age or number falls outside."""
 
@@ -29,6 +35,7 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
     if neighbours:
         runner_up = max(neighbours, key=lambda s: s.score)
         after = [s for s in neighbours if s.candidate.position == best.candidate.position + 1]
+        before = [s for s in neighbours if s.candidate.position == best.candidate.position - 1]
         age_rules = [s for s in neighbours if _has(s, "age")]
         if np.exp(runner_up.score - best.score) >= SECOND_SENTENCE_RATIO:
             chosen.append(runner_up)
@@ -40,6 +47,10 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
             # "... anywhere within five miles at no extra cost. Further out, we charge £5": the caller's number is
             # beyond the limit the answer states, and owners say what applies beyond it next.
             chosen.append(after[0])
+        elif before and REFERS_BACK.search(re.split(r"[;,]", best.candidate.text, maxsplit=1)[0]):
+            # "Please give us at least 24 hours' notice. Appointments cancelled with less notice are charged in
+            # full.": the answer measures itself by the sentence before, which the caller needs too.
+            chosen.append(before[0])
         elif _has(best, "negative") and after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
             # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
             # not so with what is, and the caller needs both.
