@@ -103,9 +103,9 @@ def days_covered(sentence: str) -> frozenset[str]:
                                   r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*", text):
         start, end = _DAYS.index(short[first]), _DAYS.index(short[last])
         days.update(_DAYS[start:end + 1] if start <= end else _DAYS[start:] + _DAYS[:end + 1])
-    if re.search(r"\bweekends?\b", text):
+    if re.search(r"\bweek ?ends?\b", text):
         days |= {"saturday", "sunday"}
-    if re.search(r"\bweekdays?\b|\bin the week\b", text):
+    if re.search(r"\bweek ?days?\b|\bin the week\b", text):
         days |= set(_DAYS[:5])
     if re.search(r"\bevery day\b|\bdaily\b|\b7 days a week\b|\bseven days a week\b|24/7", text):
         days |= set(_DAYS)

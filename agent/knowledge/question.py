@@ -161,9 +161,9 @@ def counts_named(text: str) -> tuple[tuple[float, str], ...]:
 def days_named(text: str) -> frozenset[str]:
     lowered = text.lower()
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", lowered)}
-    if re.search(r"\bweekends?\b", lowered):
+    if re.search(r"\bweek ?ends?\b", lowered):
         days |= {"saturday", "sunday"}
-    if re.search(r"\bweekdays?\b|\bin the week\b|\bduring the week\b", lowered):
+    if re.search(r"\bweek ?days?\b|\bin the week\b|\bduring the week\b", lowered):
         days |= set(_DAYS[:5])
     return frozenset(days)
 

@@ -84,3 +84,9 @@ def test_where_the_business_itself_is_asks_for_its_address_not_about_the_word():
     assert analyse("Where's the shop?").focus == () and analyse("Where is your office?").focus == ()
     assert matched_tokens(analyse("Where's the shop?")) == []
     assert analyse("Where's the gift shop?").focus == ("gift", "shop")  # a place inside, named
+
+
+def test_a_weekday_heard_as_two_words_is_still_the_weekdays():
+    # Whisper writes "weekday" as "week day" now and then; the opening hours were then only confirmed.
+    assert analyse("What are your opening hours on a week day?").days == analyse("On a weekday?").days
+    assert analyse("Are you open at the week end?").days == {"saturday", "sunday"}
