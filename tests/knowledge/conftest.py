@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.index import KnowledgeIndex
+from tests.conftest import REPO
 
 
 class CountingEmbedder:
@@ -34,3 +36,10 @@ def make_index(kb: Path, db: Path, embedder, *, target: int = 350, max_file_byte
                model_identity: str = "minilm") -> KnowledgeIndex:
     return KnowledgeIndex(kb, db, embedder, max_file_bytes=max_file_bytes, max_total_bytes=1 << 30,
                           chunk_target_chars=target, chunk_max_chars=max(600, target), model_identity=model_identity)
+
+
+def benchmark_kb(name: str, tmp_path: Path, embedder) -> KnowledgeBase:
+    """A KnowledgeBase over one of the many-KB benchmark's KBs (eval/kbs/NAME/kb), indexed afresh."""
+    index = make_index(REPO / "eval" / "kbs" / name / "kb", tmp_path / "index.sqlite3", embedder)
+    assert index.refresh().ok
+    return KnowledgeBase(index, embedder)

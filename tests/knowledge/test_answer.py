@@ -11,7 +11,7 @@ from agent.knowledge.features import SENTENCE
 from agent.knowledge.memory import CallMemory
 from agent.knowledge.speakable import speakable
 from tests.conftest import REPO
-from tests.knowledge.conftest import make_index
+from tests.knowledge.conftest import benchmark_kb, make_index
 
 
 def test_answers_are_kb_sentences_verbatim_for_every_eval_case(bundled_kb):
@@ -197,24 +197,19 @@ def test_a_question_about_one_item_of_a_price_list_is_answered_with_that_item_al
 
 
 def test_a_where_question_that_names_nothing_the_address_says_still_finds_the_address(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "garage" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    knowledge, snapshot = KnowledgeBase(index, models.embedder), index.snapshot
-    passages, *_ = knowledge.retrieve(snapshot, CallMemory().query("Where are you exactly?"))
+    knowledge = benchmark_kb("garage", tmp_path, models.embedder)
+    passages, *_ = knowledge.retrieve(knowledge.index.snapshot, CallMemory().query("Where are you exactly?"))
     assert any("Unit 4, Millbrook Trading Estate" in p.text for p in passages)
 
 
 def test_an_answer_next_to_the_age_rule_for_the_callers_age_says_the_rule_too(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "garage" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "I'm 22, can I have a courtesy car?")
+    knowledge = benchmark_kb("garage", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "I'm 22, can I have a courtesy car?")
     assert "two courtesy cars" in reply.text and "over 25" in reply.text
 
 
 def test_how_much_is_never_answered_outright_by_a_sentence_that_states_no_amount(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "kennels" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    knowledge = KnowledgeBase(index, models.embedder)
+    knowledge = benchmark_kb("kennels", tmp_path, models.embedder)
     # The KB has the vaccination rule, and no price for the vaccine.
     unstated = knowledge.draft(CallMemory(), "How much does a cat flu vaccination cost?")
     assert unstated.abstained or unstated.evidence < FIRM_EVIDENCE  # declined, or confirmed first
@@ -223,14 +218,12 @@ def test_how_much_is_never_answered_outright_by_a_sentence_that_states_no_amount
 
 
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "tailor" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much is it to take up a pair of trousers?")
+    knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")
     assert reply.sentences == ("Shorten trousers: £12",)  # "pair" is in no line: not the whole alterations list
 
 
 def test_where_is_the_library_in_a_librarys_kb_is_answered_with_its_address(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "library" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "Where's the library?")
+    knowledge = benchmark_kb("library", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Where's the library?")
     assert "4 Market Square" in reply.text  # not the building's history, which names the library

@@ -1,15 +1,11 @@
 """Which sentences are said together, on a real KB and the real embedder."""
 
-from agent.knowledge.base import KnowledgeBase
 from agent.knowledge.memory import CallMemory
-from tests.conftest import REPO
-from tests.knowledge.conftest import make_index
+from tests.knowledge.conftest import benchmark_kb
 
 
 def test_an_answer_stating_a_limit_the_caller_is_beyond_says_what_applies_beyond_it(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "driving" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    knowledge = KnowledgeBase(index, models.embedder)
+    knowledge = benchmark_kb("driving", tmp_path, models.embedder)
     beyond = knowledge.draft(CallMemory(), "I live eight miles out of town, is that extra?")
     assert "within five miles" in beyond.text and "Further out, we charge £5" in beyond.text
     within = knowledge.draft(CallMemory(), "I live three miles out of town, is that extra?")
@@ -17,15 +13,12 @@ def test_an_answer_stating_a_limit_the_caller_is_beyond_says_what_applies_beyond
 
 
 def test_an_answer_measured_by_the_sentence_before_it_says_that_sentence_too(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "physio" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), "How much notice do you need if I cancel?")
+    knowledge = benchmark_kb("physio", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "How much notice do you need if I cancel?")
     assert "at least 24 hours' notice" in reply.text and "less notice" in reply.text
 
 
 def test_a_sentence_pointing_back_within_itself_is_said_alone(models, tmp_path):
-    index = make_index(REPO / "eval" / "kbs" / "yoga" / "kb", tmp_path / "index.sqlite3", models.embedder)
-    assert index.refresh().ok
-    question = "If I cancel two hours before, do I lose my class?"
-    reply = KnowledgeBase(index, models.embedder).draft(CallMemory(), question)
+    knowledge = benchmark_kb("yoga", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "If I cancel two hours before, do I lose my class?")
     assert "up to 6 hours before" in reply.text and "Classes hold 12 people" not in reply.text  # "; later than that"
