@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agent.knowledge.question import _DAYS, DAYS_IN, digits, unit
+from agent.knowledge.question import _DAYS, DAYS_IN, WEEKDAYS, WEEKEND, digits, unit
 from agent.knowledge.text import tokens
 
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
@@ -103,9 +103,9 @@ def days_covered(sentence: str) -> frozenset[str]:
                                   r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*", text):
         start, end = _DAYS.index(short[first]), _DAYS.index(short[last])
         days.update(_DAYS[start:end + 1] if start <= end else _DAYS[start:] + _DAYS[:end + 1])
-    if re.search(r"\bweek ?ends?\b", text):
+    if re.search(WEEKEND, text):
         days |= {"saturday", "sunday"}
-    if re.search(r"\bweek ?days?\b|\bin the week\b", text):
+    if re.search(WEEKDAYS, text):
         days |= set(_DAYS[:5])
     if re.search(r"\bevery day\b|\bdaily\b|\b7 days a week\b|\bseven days a week\b|24/7", text):
         days |= set(_DAYS)
@@ -141,7 +141,7 @@ _LIMIT = re.compile(r"\b(within|up to|at most|no more than|not more than|max|und
                     r"(?:working |clear |full )?([a-z]+)\b(?! old)")
 """A limit on a number of something: "within 5 miles", "at most 3 children", "a minimum membership of 12 months",
 "the minimum stay is 2 nights"; not an age ("at least 8 weeks old": age_fits)."""
-_LOWER = re.compile(r"more than|over|at least|minimum")
+_LOWER = re.compile(r"(?:an? |the )?minimum\b|more than|over|at least")
 _STRICT = frozenset({"under", "fewer than", "less than", "more than", "over"})
 """An upper limit holds a number up to it, a lower one ("at least", "more than") a number from it; the strict ones
 ("under", "more than") not the limit itself."""
@@ -161,7 +161,7 @@ def limit_fits(sentence: str, number: float, counted: str) -> float:
         else:
             continue
         stated = True
-        beyond = mine - limit_value if _LOWER.match(bound) or "minimum" in bound else limit_value - mine
+        beyond = mine - limit_value if _LOWER.match(bound) else limit_value - mine
         if beyond > 0 or (beyond == 0 and bound not in _STRICT):
             return 1.0
     return 0.5 if stated else 0.0

@@ -1,5 +1,6 @@
 """Which sentences are said together: the best one, and a neighbour in its passage that scores almost as well or
-that the best one needs (the age rule it lacks; what is so, after what is not). Pure, on scored sentences.
+that the best one needs (the age rule it lacks; what applies beyond a limit the caller is past; the sentence it
+measures itself by; what is so, after what is not). Pure, on scored sentences.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ OUTSIDE_THE_LIMIT = 0.5
 
 
 def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
-    """The best sentence, and a neighbour in its passage that scores almost as well or states the age rule it lacks."""
+    """The best sentence, and the neighbour in its passage that joins it (see the module's docstring), if any."""
     if not scored:
         return []
     best = max(scored, key=lambda s: s.score)

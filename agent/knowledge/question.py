@@ -70,6 +70,8 @@ month months week weeks do does doing back
 PREMISES = frozenset(tokens("shop store office studio practice surgery clinic salon library hall garage centre center "
                             "site school premises building branch workshop showroom"))
 """Words for the place a business works from: asked where, by itself, it is the business's address."""
+WEEKEND, WEEKDAYS = r"\bweek ?ends?\b", r"\bweek ?days?\b|\bin the week\b"
+"""The weekend and the weekdays, however written ("week day" is how Whisper writes "weekday" now and then)."""
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _AGE_WORDS = re.compile(r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?olds?\b|\bage[ds]?(?: \d+)?\b|\b(?:too )?(?:old|young)"
                         r"(?: enough)?\b")
@@ -161,9 +163,9 @@ def counts_named(text: str) -> tuple[tuple[float, str], ...]:
 def days_named(text: str) -> frozenset[str]:
     lowered = text.lower()
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", lowered)}
-    if re.search(r"\bweek ?ends?\b", lowered):
+    if re.search(WEEKEND, lowered):
         days |= {"saturday", "sunday"}
-    if re.search(r"\bweek ?days?\b|\bin the week\b|\bduring the week\b", lowered):
+    if re.search(WEEKDAYS + r"|\bduring the week\b", lowered):
         days |= set(_DAYS[:5])
     return frozenset(days)
 
