@@ -143,10 +143,13 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     words in the KB's: "fix" as "repair") counts where it matches better than the transcript, measure by measure;
     without `with_context` the previous turn is left out, as if the question were the call's first."""
     earlier = analyse(query.previous) if with_context and query.previous else None
-    heard = kinds_in_context(analyse(query.question), query, earlier)
+    own = analyse(query.question)
+    heard = kinds_in_context(own, query, earlier)
     recovered = kinds_in_context(analyse(query.recovered), query, earlier) if query.recovered else None
     previous = None
-    if earlier is not None and query.follow_up:
+    # "How long is it?" asks its own kind of answer of what was just said: the sentences naming that are not marked
+    # down for covering the previous question's words, since the one that said it may hold the answer too.
+    if earlier is not None and query.follow_up and not (own.kinds and not own.focus):
         # What the follow-up names replaces what the previous question named: "and on Saturday?" asks about
         # another day.
         previous = replace(earlier, days=frozenset() if heard.days else earlier.days)

@@ -58,6 +58,14 @@ def test_and_on_saturday_follows_the_hours_question(bundled_kb):
     assert "9 a.m. to 1 p.m." in bundled_kb.compose(memory, "And on Saturday?").text
 
 
+def test_how_long_is_it_is_asked_of_what_was_just_said_which_the_last_answer_may_hold(models, tmp_path):
+    knowledge = benchmark_kb("physio", tmp_path, models.embedder)
+    memory = CallMemory()
+    assert "£60" in knowledge.compose(memory, "How much is the first appointment?").text
+    # The sentence that said it was passed over for repeating the last question's words: a sports massage's length.
+    assert "first appointment lasts 45 minutes" in knowledge.draft(memory, "How long is it?").text
+
+
 def test_a_confirmation_names_the_sentence_its_evidence_is_for_not_a_neighbour_spoken_before_it(bundled_kb):
     memory = CallMemory()
     bundled_kb.compose(memory, "I'm a landlord, I need the gas safety paperwork.")
