@@ -48,7 +48,10 @@ HOLDS = {
     "place": r"\bunit \d+\b|"
              r"\b[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}\b|\bnext to\b|\bopposite\b|\bbehind\b|\bbeside\b|\babove\b|"
              r"\bnear(?:est)?\b|\bon the corner\b|\b(?:first|second|ground|top) floor\b|\bwalk\b|\bcar park\b|"
-             r"\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b",
+             r"\bentrance\b|\bgate\b|\bfoyer\b|\bstops? (?:right )?outside\b|\bmetres\b|\bmiles\b|"
+             # where a thing is taken: "we deliver them straight to the funeral director"
+             r"\b(?:deliver|take|send|bring|post|drop|collect)(?:s|ed|ing)?\b(?:\s+\w+){0,3}?\s+"
+             r"(?:straight |directly |right )?(?:to|from) (?:the|your|our|their) \w+",
     "contact": r"\b\d{3,5}[ -]\d{3}[ -]\d{3,4}\b|\b\d{3}-\d{4}\b|\b\d-\d{3}-\d{3}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
                r"\bwww\.|\.(?:com|org|net|example)\b",
     "quantity": r"\b\d+\b|\bup to\b|\bat most\b|\bat least\b",

@@ -37,6 +37,12 @@ def test_a_named_street_is_a_place_and_a_word_for_parking_alone_is_not():
     assert "place" not in holds("There is no parking at the practice itself.")
 
 
+def test_where_a_thing_is_taken_is_a_place():
+    assert "place" in holds("Funeral tributes need two days' notice, and we deliver them straight to the funeral director.")
+    assert "place" in holds("We can collect your bike from your workplace.")
+    assert "place" not in holds("Bring your pet's own food and we will give it at no extra cost.")
+
+
 def test_a_phone_numbers_area_code_is_no_zip_code():
     assert "address" not in holds("Call us on 01632 960 418 as early as possible.")
     assert "address" in holds("Post it to us at Cambridge, MA 02139.")  # the ZIP code alone
