@@ -38,7 +38,7 @@ def test_a_named_street_is_a_place_and_a_word_for_parking_alone_is_not():
 
 
 def test_where_a_thing_is_taken_is_a_place():
-    assert "place" in holds("Funeral tributes need two days' notice, and we deliver them straight to the funeral director.")
+    assert "place" in holds("Funeral wreaths need two days' notice; we deliver them straight to the funeral director.")
     assert "place" in holds("We can collect your bike from your workplace.")
     assert "place" not in holds("Bring your pet's own food and we will give it at no extra cost.")
 
