@@ -30,6 +30,7 @@ from agent.knowledge.text import tokens
 
 ABSTAIN_TEXT = "Sorry, I don't have information about that."
 WEIGHTS_FILE = Path(__file__).with_name("answerer.toml")
+_ADDRESS = SENTENCE.index("address")
 DECISION = ("score", "margin", "dense", "chunk_dense", "covered_chunk", "kind", "kind_missed", "address", "day",
             "day_missed", "age", "topic", "context_covered", "best_covered_chunk", "unknown", "has_focus", "follow_up",
             "dense_agrees", "covered_agrees")
@@ -215,6 +216,9 @@ def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: 
         # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
         # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.
         probability = min(probability, (fitted.abstain_below + fitted.firm_from) / 2)
+    if not follow_up and asked.kinds == {"place"} and not asked.focus and features[best, _ADDRESS]:
+        # "Where are you?" names nothing to weigh the sentence by but the kind; a street address answers it.
+        probability = max(probability, fitted.firm_from)
     return scores, best, probability
 
 

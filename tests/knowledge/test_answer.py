@@ -225,6 +225,12 @@ def test_how_much_is_never_answered_outright_by_a_sentence_that_states_no_amount
     assert "£15" in stated.text and stated.evidence >= FIRM_EVIDENCE
 
 
+def test_where_are_you_is_answered_outright_by_the_street_address(models, tmp_path):
+    knowledge = benchmark_kb("dental", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Where are you?")
+    assert "27 Harbour Road" in reply.text and reply.evidence >= FIRM_EVIDENCE  # not "Are you asking about …?"
+
+
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
     knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")
