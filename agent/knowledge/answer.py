@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from agent.knowledge.features import SENTENCE, one_age_rule_a_section, sentence_features, unknown_share
-from agent.knowledge.holds import states_amount, street_words
+from agent.knowledge.holds import holds, states_amount, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
@@ -216,8 +216,10 @@ def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: 
         # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
         # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.
         probability = min(probability, (fitted.abstain_below + fitted.firm_from) / 2)
-    if not follow_up and asked.kinds == {"place"} and not asked.focus and features[best, _ADDRESS]:
-        # "Where are you?" names nothing to weigh the sentence by but the kind; a street address answers it.
+    if not follow_up and not asked.focus and (asked.kinds == {"place"} and features[best, _ADDRESS] or
+                                              asked.kinds == {"contact"} and "contact" in holds(texts[best])):
+        # "Where are you?", "What's your number?" name nothing to weigh the sentence by but the kind; a street
+        # address, a phone number answers them.
         probability = max(probability, fitted.firm_from)
     return scores, best, probability
 

@@ -52,7 +52,8 @@ def choose(scored: list[ScoredSentence]) -> list[ScoredSentence]:
             # "Please give us at least 24 hours' notice. Appointments cancelled with less notice are charged in
             # full.": the answer measures itself by the sentence before, which the caller needs too.
             chosen.append(before[0])
-        elif _has(best, "negative") and after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN:
+        elif (_has(best, "negative") and after and after[0].score >= best.score - AFTER_NEGATIVE_MARGIN
+              and not _has(after[0], "kind_missed")):
             # "There is no parking at the practice itself. The car park on Mill Street ...": owners follow what is
             # not so with what is, and the caller needs both.
             chosen.append(after[0])

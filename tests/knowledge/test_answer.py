@@ -231,6 +231,14 @@ def test_where_are_you_is_answered_outright_by_the_street_address(models, tmp_pa
     assert "27 Harbour Road" in reply.text and reply.evidence >= FIRM_EVIDENCE  # not "Are you asking about …?"
 
 
+def test_whats_your_number_is_answered_outright_by_the_phone_number_whatever_was_asked_before(models, tmp_path):
+    knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
+    memory = CallMemory()
+    knowledge.compose(memory, "How much is a shirt?")
+    reply = knowledge.draft(memory, "What's your number?")
+    assert "01632 960 148" in reply.text and reply.evidence >= FIRM_EVIDENCE
+
+
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
     knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")

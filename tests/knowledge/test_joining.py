@@ -22,3 +22,12 @@ def test_a_sentence_pointing_back_within_itself_is_said_alone(models, tmp_path):
     knowledge = benchmark_kb("yoga", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "If I cancel two hours before, do I lose my class?")
     assert "up to 6 hours before" in reply.text and "Classes hold 12 people" not in reply.text  # "; later than that"
+
+
+def test_what_is_so_after_what_is_not_joins_only_if_it_gives_the_kind_of_answer_asked(models, tmp_path):
+    knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
+    memory = CallMemory()
+    knowledge.compose(memory, "How much is a shirt?")
+    reply = knowledge.draft(memory, "What's your number?")
+    # "... you do not need an appointment." is followed by the price list, which gives no number to ring.
+    assert reply.sentences == ("Call 01632 960 148 or just come in; you do not need an appointment.",)
