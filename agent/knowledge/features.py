@@ -14,6 +14,7 @@ import numpy as np
 from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits
 from agent.knowledge.index import Snapshot
 from agent.knowledge.question import Question
+from agent.knowledge.text import tokens
 
 SENTENCE = ("dense", "dense_context", "chunk_dense", "covered", "covered_heading", "covered_chunk", "lexical",
             "kind", "kind_missed", "address", "day", "day_missed", "age", "topic", "context_covered", "words",
@@ -80,7 +81,7 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
     in_sentence = {t: named[t] for t, _ in words if t in sentence_tokens}
     in_heading = {t: max(in_sentence.get(t, 0.0), IN_HEADING if t in heading_tokens else 0.0) for t, _ in words}
     in_chunk = {t: max(in_heading[t], IN_CHUNK * named[t] if t in chunk_tokens else 0.0) for t, _ in words}
-    held = holds(sentence)
+    held = _held_where_asked(sentence, {t for t, _ in words})
     kinds = asked.kinds - {"age"} if asked.age is not None else asked.kinds
     days = days_covered(sentence) if asked.days else frozenset()
     context = 0.0
@@ -96,6 +97,16 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
         limit_stated(asked, sentence),
         float(on_topic), context, min(len(sentence.split()), 60) / 30, 1.0 / (1 + rank),
         float(bool(NEGATIVE.search(sentence))), heading_lexical], dtype=np.float32)
+
+
+def _held_where_asked(sentence: str, focus: set[str]) -> frozenset[str]:
+    """The kinds of answer the sentence gives in the clauses that name what was asked: "Same-day service costs £5
+    extra; it is not available for wedding dresses" states no price for a wedding dress."""
+    clauses = [c for c in re.split(r";", sentence) if c.strip()]
+    if len(clauses) < 2:
+        return holds(sentence)
+    about = [c for c in clauses if focus & set(tokens(c))]
+    return frozenset().union(*(holds(c) for c in (about or clauses)))
 
 
 def limit_stated(asked: Question, sentence: str) -> float:

@@ -239,6 +239,13 @@ def test_whats_your_number_is_answered_outright_by_the_phone_number_whatever_was
     assert "01632 960 148" in reply.text and reply.evidence >= FIRM_EVIDENCE
 
 
+def test_a_price_in_another_clause_than_the_thing_asked_about_is_not_its_price(models, tmp_path):
+    knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "How much do you charge for cleaning a wedding dress?")
+    # Not "Our same-day service costs £5 extra ...; it is not available for wedding dresses or leather."
+    assert reply.sentences == ("Wedding dress: from £95, boxed",)
+
+
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
     knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")
