@@ -19,7 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.knowledge.features import SENTENCE, one_age_rule_a_section, sentence_features, unknown_share
+from agent.knowledge.features import (
+    SENTENCE,
+    one_age_rule_a_section,
+    ranges_only_where_no_day_is_named,
+    sentence_features,
+    unknown_share,
+)
 from agent.knowledge.holds import holds, states_amount, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
@@ -159,6 +165,7 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     if recovered is not None:
         rows = np.maximum(rows, _rows(snapshot, cands, recovered, matched_tokens(recovered), question_vector,
                                       expanded_vector, query, recovered_vector, previous, with_context))
+    ranges_only_where_no_day_is_named(rows)
     if heard.age is not None:
         chunks = [snapshot.chunks[c.chunk_index].chunk for c in cands]
         one_age_rule_a_section([(chunk.path, chunk.heading) for chunk in chunks], rows)

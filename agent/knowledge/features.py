@@ -11,7 +11,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits
+from agent.knowledge.holds import DAY_RANGE, age_fits, days_covered, holds, limit_fits
 from agent.knowledge.index import Snapshot
 from agent.knowledge.question import Question
 from agent.knowledge.text import tokens
@@ -28,6 +28,8 @@ yes/no question."""
 STREET_SHARE = 0.25
 """How far a focus word covers it where the passage uses it only in a street's name (holds.street_words): "the
 train station" is not what "112 Station Approach" is about."""
+BY_RANGE = 0.5
+"""How far a range of days that leaves the asked day out answers a yes/no question about it, on the same thing."""
 SCENE_SHARE = 0.4
 """Weight of the scene-setting words ("I use a wheelchair, ...") against the asking clause's."""
 
@@ -84,6 +86,9 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
     held = _held_where_asked(sentence, {t for t, _ in words})
     kinds = asked.kinds - {"age"} if asked.age is not None else asked.kinds
     days = days_covered(sentence) if asked.days else frozenset()
+    named = bool(asked.days & days)
+    # "Do you deliver on a Sunday?": "We deliver Tuesday to Saturday" says no, if less plainly than a day named.
+    by_range = bool(asked.polar and days and in_sentence and not named and DAY_RANGE.search(sentence.lower()))
     context = 0.0
     if previous is not None:
         previous_words = weighted_words(previous, snapshot)
@@ -93,7 +98,7 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
         coverage(words, in_sentence), coverage(words, in_heading), coverage(words, in_chunk), lexical,
         float(bool(kinds & held)), float(bool(kinds) and not kinds & held),
         float("place" in kinds and "address" in held),
-        float(bool(asked.days & days)), float(bool(asked.days) and not asked.days & days),
+        float(named) or BY_RANGE * by_range, float(bool(asked.days) and not named and not by_range),
         limit_stated(asked, sentence),
         float(on_topic), context, min(len(sentence.split()), 60) / 30, 1.0 / (1 + rank),
         float(bool(NEGATIVE.search(sentence))), heading_lexical], dtype=np.float32)
@@ -114,6 +119,16 @@ def limit_stated(asked: Question, sentence: str) -> float:
     holds them, 0.5 where it states one that does not, else 0 (holds.age_fits, holds.limit_fits)."""
     fits = [age_fits(sentence, asked.age)] if asked.age is not None else []
     return max(fits + [limit_fits(sentence, number, counted) for number, counted in asked.counts], default=0.0)
+
+
+def ranges_only_where_no_day_is_named(rows: np.ndarray) -> None:
+    """A range of days that leaves the asked day out answers about it only where no sentence on the same thing names
+    that day: "On Saturdays the office is open 9 to 1" answers "Is anyone in the office on a Saturday?", and "Monday
+    to Friday" then does not. The rows' "day" and "day_missed" are changed in place."""
+    day, missed = rows[:, SENTENCE.index("day")], rows[:, SENTENCE.index("day_missed")]
+    if ((day >= 1.0) & (rows[:, SENTENCE.index("covered")] > 0)).any():
+        by_range = day == BY_RANGE
+        day[by_range], missed[by_range] = 0.0, 1.0
 
 
 def one_age_rule_a_section(sections: list[Hashable], rows: np.ndarray) -> None:

@@ -96,14 +96,18 @@ def states_amount(sentence: str) -> bool:
     return bool(re.search(_AMOUNTS, digits(sentence)))
 
 
+DAY_RANGE = re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s*(?:to|-|–|—|until|through)\s*"
+                       r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*")
+"""A range of days, lower case: "tuesday to saturday", "mon–fri"."""
+
+
 def days_covered(sentence: str) -> frozenset[str]:
     """The days of the week the sentence speaks of: named ones, ranges ("Tuesday to Friday", "Mon–Fri"), weekends,
     weekdays, every day."""
     text = sentence.lower()
     short = {d[:3]: d for d in _DAYS}
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", text)}
-    for first, last in re.findall(r"\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s*(?:to|-|–|—|until|through)\s*"
-                                  r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*", text):
+    for first, last in DAY_RANGE.findall(text):
         start, end = _DAYS.index(short[first]), _DAYS.index(short[last])
         days.update(_DAYS[start:end + 1] if start <= end else _DAYS[start:] + _DAYS[:end + 1])
     if re.search(WEEKEND, text):

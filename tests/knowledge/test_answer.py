@@ -246,6 +246,12 @@ def test_a_price_in_another_clause_than_the_thing_asked_about_is_not_its_price(m
     assert reply.sentences == ("Wedding dress: from £95, boxed",)
 
 
+def test_a_yes_or_no_question_on_a_day_is_answered_by_the_days_it_is_done_that_leave_it_out(models, tmp_path):
+    knowledge = benchmark_kb("florist", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Do you deliver on a Sunday?")
+    assert "We deliver Tuesday to Saturday" in reply.text and not reply.abstained
+
+
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
     knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")
