@@ -61,7 +61,7 @@ information question hello hi yes yeah sure exactly much many long late early ti
 hour hours happen happens happened moment think problem problems whenever wherever whatever worry mind wonder
 wondering
 possibly maybe perhaps soonest quickest mean means
-cost costs price prices charge charges fee fees pay paying expensive cheap afford whereabouts address located
+cost costs price prices charge charges fee fees pay paying expensive cheap afford whereabouts address located based situated
 location far latest earliest soon quickly ring call phone email contact touch
 month months week weeks do does doing back
 """))

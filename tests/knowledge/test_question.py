@@ -84,6 +84,7 @@ def test_where_the_business_itself_is_asks_for_its_address_not_about_the_word():
     assert analyse("Where's the shop?").focus == () and analyse("Where is your office?").focus == ()
     assert matched_tokens(analyse("Where's the shop?")) == []
     assert analyse("Where's the gift shop?").focus == ("gift", "shop")  # a place inside, named
+    assert analyse("Where are you based?").focus == () and analyse("Where are you situated?").focus == ()
 
 
 def test_a_weekday_heard_as_two_words_is_still_the_weekdays():
