@@ -61,8 +61,8 @@ information question hello hi yes yeah sure exactly much many long late early ti
 hour hours happen happens happened moment think problem problems whenever wherever whatever worry mind wonder
 wondering
 possibly maybe perhaps soonest quickest mean means
-cost costs price prices charge charges fee fees pay paying expensive cheap afford whereabouts address located based situated
-location far latest earliest soon quickly ring call phone email contact touch
+cost costs price prices charge charges fee fees pay paying expensive cheap afford whereabouts address located
+based situated location far latest earliest soon quickly ring call phone email contact touch
 month months week weeks do does doing back
 """))
 """Words that frame a question in any trade or name the kind of answer it wants: never what it is about."""
