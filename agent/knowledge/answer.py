@@ -155,8 +155,9 @@ def measure(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndar
     recovered = kinds_in_context(analyse(query.recovered), query, earlier) if query.recovered else None
     previous = None
     # "How long is it?" asks its own kind of answer of what was just said: the sentences naming that are not marked
-    # down for covering the previous question's words, since the one that said it may hold the answer too.
-    if earlier is not None and query.follow_up and not (own.kinds and not own.focus):
+    # down for covering the previous question's words, since the one that said it may hold the answer too. Not a
+    # yes/no question: "Can I pay for it monthly?" after a quote asks something the quote does not say.
+    if earlier is not None and query.follow_up and not (own.kinds and not own.focus and not own.polar):
         # What the follow-up names replaces what the previous question named: "and on Saturday?" asks about
         # another day.
         previous = replace(earlier, days=frozenset() if heard.days else earlier.days)

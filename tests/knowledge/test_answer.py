@@ -66,6 +66,15 @@ def test_how_long_is_it_is_asked_of_what_was_just_said_which_the_last_answer_may
     assert "first appointment lasts 45 minutes" in knowledge.draft(memory, "How long is it?").text
 
 
+def test_a_yes_or_no_follow_up_is_not_answered_by_the_last_answer_for_naming_nothing_of_its_own(models, tmp_path):
+    knowledge = benchmark_kb("plumber", tmp_path, models.embedder)
+    memory = CallMemory()
+    knowledge.compose(memory, "How much is a new boiler?")
+    assert "fixed for 30 days" in knowledge.compose(memory, "How long is the quote good for?").text
+    reply = knowledge.draft(memory, "Can I pay for it monthly?")
+    assert "fixed for 30 days" not in reply.text or reply.evidence < FIRM_EVIDENCE  # never said outright
+
+
 def test_a_confirmation_names_the_sentence_its_evidence_is_for_not_a_neighbour_spoken_before_it(bundled_kb):
     memory = CallMemory()
     bundled_kb.compose(memory, "I'm a landlord, I need the gas safety paperwork.")
