@@ -28,9 +28,10 @@ KINDS = {
             r"\bhow (?:late|early|soon|quickly)\b|\bwhich (?:days?|evenings?)\b|" + OPENING_HOURS,
     "duration": r"\bhow long\b|\bhow many (?:days|hours|minutes|weeks|months)\b|\bnotice\b|"
                 r"\bhow (?:soon|quickly|fast)\b|\bsoonest\b|\bearliest\b|\blatest\b|\bfirst available\b",
-    "place": r"^\s*(?:and\s+)?where\b|\bwhereabouts\b|\baddress\b|\blocated\b|\blocation\b|"
-             r"\bwhich (?:door|entrance|floor|building)\b|\bpark\b|\bparking\b",
-    "contact": r"\bnumber\b|\bwho (?:do|should|can) i (?:call|ring|phone|contact|speak to)\b|\bemail address\b|"
+    "place": r"^\s*(?:and\s+)?where\b|\bwhereabouts\b|(?<!email )(?<!e-mail )(?<!web )\baddress\b|\blocated\b|"
+             r"\blocation\b|\bwhich (?:door|entrance|floor|building)\b|\bpark\b|\bparking\b",
+    "contact": r"\bnumber\b|\bwho (?:do|should|can) i (?:call|ring|phone|contact|speak to)\b|"
+               r"\be-?mail address\b|\bweb address\b|"
                r"\bhow (?:do|can) i (?:contact|reach|get hold of|get in touch)\b|\bget in touch\b",
     "quantity": r"\bhow many\b",
     "distance": r"\bhow far\b|\bhow close\b|\bdistance\b",

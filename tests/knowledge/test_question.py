@@ -9,7 +9,8 @@ from agent.knowledge.question import analyse, asking_clause, digits, matched_tok
     ("How much is a private check up?", {"money"}), ("What time do you close on a Friday?", {"time"}),
     ("How long does a service usually take?", {"duration"}), ("Whereabouts are you?", {"place"}),
     ("What number can I ring?", {"contact"}), ("Can my ten year old climb?", {"age"}),
-    ("How far is the station from you?", {"distance"}),
+    ("How far is the station from you?", {"distance"}), ("Have you got an email address?", {"contact"}),
+    ("What's your address?", {"place"}),
     ("How do I open the amber valve?", set())])
 def test_the_kind_of_answer_a_question_wants_is_read_from_its_words(question, kinds):
     assert analyse(question).kinds == kinds
