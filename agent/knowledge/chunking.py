@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agent.knowledge.text import sentences, strip_inline_markdown
 
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 """Bump when chunk boundaries or what gets embedded change, so every index is rebuilt (fingerprint)."""
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -68,8 +68,10 @@ IRREGULAR = {"lost": "lose", "paid": "pay", "left": "leave", "took": "take", "ta
              "given": "give", "sold": "sell", "bought": "buy", "broke": "break", "broken": "break", "kept": "keep",
              "brought": "bring", "sent": "send", "spent": "spend", "went": "go", "gone": "go", "came": "come",
              "built": "build", "held": "hold", "met": "meet", "ran": "run", "told": "tell", "children": "child",
-             "people": "person", "men": "man", "women": "woman", "teeth": "tooth", "feet": "foot", "mice": "mouse"}
-"""Irregular forms a stemmer leaves apart from their word ("lost" from "lose", "children" from "child")."""
+             "people": "person", "men": "man", "women": "woman", "teeth": "tooth", "feet": "foot", "mice": "mouse",
+             "membership": "member", "memberships": "member"}
+"""Irregular forms a stemmer leaves apart from their word ("lost" from "lose", "children" from "child"), and being a
+member, which is what "Membership costs £30" prices for "How much is it to be a member?"."""
 
 
 @lru_cache(maxsize=65536)

@@ -22,6 +22,10 @@ def test_tokens_drop_stop_words_stem_and_spell_numbers_as_digits():
         "open", "hour", "saturday", "12", "radiat"]
 
 
+def test_irregular_forms_and_membership_are_their_words():
+    assert tokens("I lost the children's membership cards") == tokens("lose child member card")
+
+
 def test_codes_keep_their_letters_and_digits():
     assert tokens("code ORCHID-47 and E119") == ["code", "orchid", "47", "e119"]
 
