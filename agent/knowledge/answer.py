@@ -247,6 +247,10 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
                                       with_context=False)
     _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted, texts)
     backing, own_backing = evidence(probability, fitted), evidence(own_probability, fitted)
+    if not query.follow_up and own_probability < fitted.abstain_below:
+        # A question that stands on its own words, which would decline it: the call's topic may make it worth a
+        # confirmation ("Do you show films in 3D?" after the seats), never an answer outright.
+        backing = min(backing, evidence((fitted.abstain_below + fitted.firm_from) / 2, fitted))
     heard_backing = None
     if query.by_sound:
         heard, heard_features = measure(snapshot, cands, question_vector, expanded_vector, replace(query, recovered=""))

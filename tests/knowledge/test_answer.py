@@ -75,6 +75,15 @@ def test_a_yes_or_no_follow_up_is_not_answered_by_the_last_answer_for_naming_not
     assert "fixed for 30 days" not in reply.text or reply.evidence < FIRM_EVIDENCE  # never said outright
 
 
+def test_the_calls_topic_never_makes_an_answer_outright_of_a_question_its_own_words_decline(models, tmp_path):
+    knowledge = benchmark_kb("cinema", tmp_path, models.embedder)
+    memory = CallMemory()
+    assert "180 seats" in knowledge.compose(memory, "How many seats have you got?").text
+    # "... answered from 5pm on days we show films" is on the topic, and says nothing of 3D.
+    assert knowledge.draft(memory, "Do you show films in 3D?").evidence < FIRM_EVIDENCE
+    assert knowledge.draft(CallMemory(), "Do you show films in 3D?").abstained
+
+
 def test_a_confirmation_names_the_sentence_its_evidence_is_for_not_a_neighbour_spoken_before_it(bundled_kb):
     memory = CallMemory()
     bundled_kb.compose(memory, "I'm a landlord, I need the gas safety paperwork.")
