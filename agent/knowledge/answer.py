@@ -26,10 +26,11 @@ from agent.knowledge.features import (
     sentence_features,
     unknown_share,
 )
-from agent.knowledge.holds import holds, states_amount, street_words
+from agent.knowledge.holds import street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
+from agent.knowledge.overrules import overrule
 from agent.knowledge.question import Question, analyse, matched_tokens
 from agent.knowledge.retrieval import Passage
 from agent.knowledge.text import tokens
@@ -220,15 +221,8 @@ def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: 
     best = int(np.argmax(scores))
     decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
     probability = 1.0 / (1.0 + np.exp(-float(decided @ fitted.decide[:-1] + fitted.decide[-1])))
-    if asked.amount and not states_amount(texts[best]):
-        # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
-        # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.
-        probability = min(probability, (fitted.abstain_below + fitted.firm_from) / 2)
-    if not follow_up and not asked.focus and (asked.kinds == {"place"} and features[best, _ADDRESS] or
-                                              asked.kinds == {"contact"} and "contact" in holds(texts[best])):
-        # "Where are you?", "What's your number?" name nothing to weigh the sentence by but the kind; a street
-        # address, a phone number answers them.
-        probability = max(probability, fitted.firm_from)
+    probability = overrule(asked, texts[best], bool(features[best, _ADDRESS]), probability, snapshot, follow_up,
+                           fitted.abstain_below, fitted.firm_from)
     return scores, best, probability
 
 

@@ -270,6 +270,13 @@ def test_a_yes_or_no_question_on_a_day_is_answered_by_the_days_it_is_done_that_l
     assert "We deliver Tuesday to Saturday" in reply.text and not reply.abstained
 
 
+def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
+    knowledge = benchmark_kb("tip", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")
+    # "We do not accept asbestos, gas bottles, tyres, ..." shares little else with the question.
+    assert "tyres" in reply.text and knowledge.abstain_below <= reply.evidence < FIRM_EVIDENCE
+
+
 def test_a_word_no_line_of_the_kb_holds_does_not_keep_the_asked_line_from_being_said_alone(models, tmp_path):
     knowledge = benchmark_kb("tailor", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "How much is it to take up a pair of trousers?")
