@@ -37,7 +37,6 @@ from agent.knowledge.text import tokens
 
 ABSTAIN_TEXT = "Sorry, I don't have information about that."
 WEIGHTS_FILE = Path(__file__).with_name("answerer.toml")
-_ADDRESS = SENTENCE.index("address")
 DECISION = ("score", "margin", "dense", "chunk_dense", "covered_chunk", "kind", "kind_missed", "address", "day",
             "day_missed", "age", "topic", "context_covered", "best_covered_chunk", "unknown", "has_focus", "follow_up",
             "dense_agrees", "covered_agrees")
@@ -55,6 +54,11 @@ class Weights:
     """The probability below which the answerer declines (its evidence then falls below the KB's threshold)."""
     firm_from: float
     """The probability from which an answer is firm (evidence at understand.FIRM_EVIDENCE)."""
+
+    @property
+    def confirming(self) -> float:
+        """A probability halfway between declining and answering outright: the answer is confirmed first."""
+        return (self.abstain_below + self.firm_from) / 2
 
 
 @cache
@@ -221,8 +225,7 @@ def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: 
     best = int(np.argmax(scores))
     decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
     probability = 1.0 / (1.0 + np.exp(-float(decided @ fitted.decide[:-1] + fitted.decide[-1])))
-    probability = overrule(asked, texts[best], bool(features[best, _ADDRESS]), probability, snapshot, follow_up,
-                           fitted.abstain_below, fitted.firm_from)
+    probability = overrule(asked, texts[best], probability, snapshot, follow_up, fitted)
     return scores, best, probability
 
 
@@ -244,7 +247,7 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
     if not query.follow_up and own_probability < fitted.abstain_below:
         # A question that stands on its own words, which would decline it: the call's topic may make it worth a
         # confirmation ("Do you show films in 3D?" after the seats), never an answer outright.
-        backing = min(backing, evidence((fitted.abstain_below + fitted.firm_from) / 2, fitted))
+        backing = min(backing, evidence(fitted.confirming, fitted))
     heard_backing = None
     if query.by_sound:
         heard, heard_features = measure(snapshot, cands, question_vector, expanded_vector, replace(query, recovered=""))

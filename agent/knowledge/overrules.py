@@ -5,33 +5,39 @@ probability the decision gave it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent.knowledge.features import NEGATIVE, weighted_words
 from agent.knowledge.holds import holds, states_amount
 from agent.knowledge.index import Snapshot
 from agent.knowledge.question import Question
 from agent.knowledge.text import tokens
 
+if TYPE_CHECKING:
+    from agent.knowledge.answer import Weights
 
-def overrule(asked: Question, sentence: str, holds_address: bool, probability: float, snapshot: Snapshot,
-             follow_up: bool, abstain_below: float, firm_from: float) -> float:
-    """The probability that `sentence` answers the question, after the rules; `holds_address`: it states a street
-    address (features' "address")."""
-    confirm = (abstain_below + firm_from) / 2
+_ANSWERED_BY = {"place": "address", "contact": "contact"}
+"""What a sentence holds (holds.holds) that answers a question asking only for this kind, naming nothing else."""
+
+
+def overrule(asked: Question, sentence: str, probability: float, snapshot: Snapshot, follow_up: bool,
+             fitted: Weights) -> float:
+    """The probability that `sentence` answers the question, after the rules."""
     if asked.amount and not states_amount(sentence):
         # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
         # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.
-        probability = min(probability, confirm)
-    if not follow_up and not asked.focus and (asked.kinds == {"place"} and holds_address or
-                                              asked.kinds == {"contact"} and "contact" in holds(sentence)):
+        probability = min(probability, fitted.confirming)
+    if (not follow_up and not asked.focus and len(asked.kinds) == 1
+            and _ANSWERED_BY.get(next(iter(asked.kinds))) in holds(sentence)):
         # "Where are you?", "What's your number?" name nothing to weigh the sentence by but the kind; a street
         # address, a phone number answers them.
-        probability = max(probability, firm_from)
-    if asked.polar and probability < abstain_below and NEGATIVE.search(sentence):
+        probability = max(probability, fitted.firm_from)
+    if asked.polar and probability < fitted.abstain_below and NEGATIVE.search(sentence):
         # "Can I drop off some old tyres?": "We do not accept asbestos, gas bottles, tyres, ..." says no to the very
         # thing asked about, however little else of the question it shares; worth a confirmation, not a decline.
         rarest = _rarest_focus_word(asked, snapshot)
         if rarest is not None and rarest in tokens(sentence):
-            probability = confirm
+            probability = fitted.confirming
     return probability
 
 

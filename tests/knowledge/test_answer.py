@@ -228,12 +228,6 @@ def test_a_where_question_that_names_nothing_the_address_says_still_finds_the_ad
     assert any("Unit 4, Millbrook Trading Estate" in p.text for p in passages)
 
 
-def test_an_answer_next_to_the_age_rule_for_the_callers_age_says_the_rule_too(models, tmp_path):
-    knowledge = benchmark_kb("garage", tmp_path, models.embedder)
-    reply = knowledge.draft(CallMemory(), "I'm 22, can I have a courtesy car?")
-    assert "two courtesy cars" in reply.text and "over 25" in reply.text
-
-
 def test_how_much_is_never_answered_outright_by_a_sentence_that_states_no_amount(models, tmp_path):
     knowledge = benchmark_kb("kennels", tmp_path, models.embedder)
     # The KB has the vaccination rule, and no price for the vaccine.

@@ -4,6 +4,12 @@ from agent.knowledge.memory import CallMemory
 from tests.knowledge.conftest import benchmark_kb
 
 
+def test_an_answer_next_to_the_age_rule_for_the_callers_age_says_the_rule_too(models, tmp_path):
+    knowledge = benchmark_kb("garage", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "I'm 22, can I have a courtesy car?")
+    assert "two courtesy cars" in reply.text and "over 25" in reply.text
+
+
 def test_an_answer_stating_a_limit_the_caller_is_beyond_says_what_applies_beyond_it(models, tmp_path):
     knowledge = benchmark_kb("driving", tmp_path, models.embedder)
     beyond = knowledge.draft(CallMemory(), "I live eight miles out of town, is that extra?")
