@@ -11,9 +11,9 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from agent.knowledge.holds import DAY_RANGE, age_fits, days_covered, holds, limit_fits
+from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, states_range
 from agent.knowledge.index import Snapshot
-from agent.knowledge.question import Question
+from agent.knowledge.question import MONTHS, Question
 from agent.knowledge.text import tokens
 
 SENTENCE = ("dense", "dense_context", "chunk_dense", "covered", "covered_heading", "covered_chunk", "lexical",
@@ -28,6 +28,9 @@ yes/no question."""
 STREET_SHARE = 0.25
 """How far a focus word covers it where the passage uses it only in a street's name (holds.street_words): "the
 train station" is not what "112 Station Approach" is about."""
+OPEN_OR_CLOSED = re.compile(r"\b(?:open|closed?|shut)\b", re.IGNORECASE)
+"""A sentence on when the business itself is open: for a month, whatever the question is about."""
+SEASON_MONTHS = frozenset(MONTHS)
 BY_RANGE = 0.5
 """How far a range of days that leaves the asked day out answers a yes/no question about it, on the same thing."""
 SCENE_SHARE = 0.4
@@ -87,8 +90,10 @@ def sentence_features(asked: Question, sentence: str, sentence_tokens: set[str],
     kinds = asked.kinds - {"age"} if asked.age is not None else asked.kinds
     days = days_covered(sentence) if asked.days else frozenset()
     named = bool(asked.days & days)
-    # "Do you deliver on a Sunday?": "We deliver Tuesday to Saturday" says no, if less plainly than a day named.
-    by_range = bool(asked.polar and days and in_sentence and not named and DAY_RANGE.search(sentence.lower()))
+    # "Do you deliver on a Sunday?": "We deliver Tuesday to Saturday" says no, if less plainly than a day named; so
+    # does the business's season ("We are open from 1 March to 31 October") for coming at all in November.
+    about = bool(in_sentence) or bool(asked.days & SEASON_MONTHS and OPEN_OR_CLOSED.search(sentence))
+    by_range = bool(asked.polar and days and about and not named and states_range(sentence.lower()))
     context = 0.0
     if previous is not None:
         previous_words = weighted_words(previous, snapshot)

@@ -1,6 +1,6 @@
 """What a KB sentence holds, whatever the business: an amount of money in any currency, a time or a day, a
-duration, a place, a way to get in touch, an age limit; which days of the week it speaks of, and whether an age
-falls within a range it states. Pure, on one sentence's text.
+duration, a place, a way to get in touch, an age limit; which days of the week and months it speaks of, and whether
+an age falls within a range it states. Pure, on one sentence's text.
 
 These are what an answer to "how much", "when", "where", "who do I call" or "can my 12-year-old" must contain,
 written the ways owners write them ("£4.20", "25p", "€14", "$89", "free of charge"; "9am", "8.30am", "09:00",
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agent.knowledge.question import _DAYS, DAYS_IN, WEEKDAYS, WEEKEND, digits, unit
+from agent.knowledge.question import _DAYS, DAYS_IN, MONTH_NAMED, MONTHS, WEEKDAYS, WEEKEND, digits, unit
 from agent.knowledge.text import tokens
 
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
@@ -99,17 +99,39 @@ def states_amount(sentence: str) -> bool:
 DAY_RANGE = re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s*(?:to|-|–|—|until|through)\s*"
                        r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*")
 """A range of days, lower case: "tuesday to saturday", "mon–fri"."""
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ober|ember)?"
+_DATE = r"(?:\d{1,2}(?:st|nd|rd|th)?\s+)?"
+MONTH_RANGE = re.compile(rf"\b{_DATE}(?:{_MONTH}|(easter))\b(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?\s*"
+                         rf"(?:to|-|–|—|until|till|through)\s*(?:the (?:end|start|beginning|middle) of\s+)?"
+                         rf"{_DATE}{_MONTH}\b")
+"""A range of months, lower case: "april to september", "1 march to 31 october", "from easter to the end of october"
+(Easter as April, the month it falls in most years)."""
+
+
+def states_range(text: str) -> bool:
+    """Whether the lower-case text states a range of days or of months."""
+    return bool(DAY_RANGE.search(text) or MONTH_RANGE.search(text))
+
+
+def _span(names: tuple[str, ...], start: int, end: int) -> list[str]:
+    """From start to end inclusive, round the week's or the year's end ("October to March")."""
+    return list(names[start:end + 1] if start <= end else names[start:] + names[:end + 1])
 
 
 def days_covered(sentence: str) -> frozenset[str]:
-    """The days of the week the sentence speaks of: named ones, ranges ("Tuesday to Friday", "Mon–Fri"), weekends,
-    weekdays, every day."""
+    """The days of the week and the months the sentence speaks of: named ones, ranges ("Tuesday to Friday", "Mon–Fri",
+    "April to September"), weekends, weekdays, every day, all year."""
     text = sentence.lower()
     short = {d[:3]: d for d in _DAYS}
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", text)}
     for first, last in DAY_RANGE.findall(text):
-        start, end = _DAYS.index(short[first]), _DAYS.index(short[last])
-        days.update(_DAYS[start:end + 1] if start <= end else _DAYS[start:] + _DAYS[:end + 1])
+        days.update(_span(_DAYS, _DAYS.index(short[first]), _DAYS.index(short[last])))
+    days |= {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(text)}
+    months = [m[:3] for m in MONTHS]
+    for first, easter, last in MONTH_RANGE.findall(text):
+        days.update(_span(MONTHS, months.index("apr" if easter else first), months.index(last)))
+    if re.search(r"\ball (?:the )?year\b|\byear[- ]round\b|\bevery month\b", text):
+        days |= set(MONTHS)
     if re.search(WEEKEND, text):
         days |= {"saturday", "sunday"}
     if re.search(WEEKDAYS, text):

@@ -74,6 +74,11 @@ PREMISES = frozenset(tokens("shop store office studio practice surgery clinic sa
 WEEKEND, WEEKDAYS = r"\bweek ?ends?\b", r"\bweek ?days?\b|\bin the week\b"
 """The weekend and the weekdays, however written ("week day" is how Whisper writes "weekday" now and then)."""
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+MONTH_NAMED = re.compile(r"\b(?:" + "|".join(m for m in MONTHS if m != "may") + r")\b|"
+                         r"\b(?:in|of|during|from|until|till) may\b|\bmay \d|\d(?:st|nd|rd|th)? may\b")
+"""A month, lower case; "may" only where it can be nothing else ("in May", "31 May"), not "May I ...?"."""
 _AGE_WORDS = re.compile(r"\b\d+[ -]?(?:year|yr|month|week)s?[ -]?olds?\b|\bage[ds]?(?: \d+)?\b|\b(?:too )?(?:old|young)"
                         r"(?: enough)?\b")
 _AGE = re.compile(r"\b(\d+)[ -]?(?:year|yr)s?[ -]?old\b|\baged? (\d+)\b|\b(\d+)[ -]?y(?:ea)?r[ -]?olds?\b")
@@ -105,7 +110,8 @@ class Question:
     scene: tuple[str, ...]
     """Content tokens of the clauses that set the scene, frame words aside."""
     days: frozenset[str]
-    """Days of the week it names ("saturday"), weekend and weekday as their days."""
+    """Days of the week it names ("saturday"), weekend and weekday as their days, and months ("july"): when it asks
+    about, which a sentence may cover by name or in a range ("Tuesday to Saturday", "1 March to 31 October")."""
     age: int | None
     """An age it names, in years ("my ten year old")."""
     polar: bool
@@ -162,8 +168,10 @@ def counts_named(text: str) -> tuple[tuple[float, str], ...]:
 
 
 def days_named(text: str) -> frozenset[str]:
+    """The days of the week and the months the text names (Question.days)."""
     lowered = text.lower()
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", lowered)}
+    days |= {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(lowered)}
     if re.search(WEEKEND, lowered):
         days |= {"saturday", "sunday"}
     if re.search(WEEKDAYS + r"|\bduring the week\b", lowered):
@@ -184,7 +192,7 @@ def analyse(text: str) -> Question:
     age = asked_age if asked_age is not None else next((int(m.group(1)) for m in _IS_AGE.finditer(spelled)), None)
     main, scene = asking_clause(_IS_AGE.sub(" ", spelled))
     kinds = frozenset(kind for kind, pattern in KINDS.items() if re.search(pattern, main))
-    day_tokens = set(tokens(" ".join(_DAYS) + " weekend weekday"))
+    day_tokens = set(tokens(" ".join(_DAYS) + " weekend weekday " + " ".join(m for m in MONTHS if m != "may")))
     # The age is kept as a number, not as words to find ("ten year old" is in no KB sentence).
     main, scene = _AGE_WORDS.sub(" ", main), _AGE_WORDS.sub(" ", scene)
     if re.search(OPENING_HOURS, main):

@@ -264,6 +264,12 @@ def test_a_yes_or_no_question_on_a_day_is_answered_by_the_days_it_is_done_that_l
     assert "We deliver Tuesday to Saturday" in reply.text and not reply.abstained
 
 
+def test_coming_in_a_month_outside_the_season_is_answered_by_the_season(models, tmp_path):
+    knowledge = benchmark_kb("campsite", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Can we come camping with you in November?")
+    assert "We are open from 1 March to 31 October" in reply.text and not reply.abstained
+
+
 def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
     knowledge = benchmark_kb("tip", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")

@@ -55,6 +55,20 @@ def test_day_ranges_weekends_and_every_day_cover_their_days():
     assert len(days_covered("The emergency line is open 24/7.")) == 7
 
 
+def test_month_ranges_cover_their_months_round_the_years_end():
+    assert days_covered("We are open from 1 March to 31 October.") >= {"march", "july", "october"}
+    assert "november" not in days_covered("We are open from 1 March to 31 October.")
+    assert {"december", "january"} <= days_covered("October to March: 9am to 4pm") and "may" not in days_covered(
+        "October to March: 9am to 4pm")
+    assert "april" in days_covered("Open from Easter to the end of October.")  # Easter as April
+
+
+def test_may_is_a_month_only_where_it_can_be_nothing_else():
+    assert days_covered("You may call us in May.") == {"may"}
+    assert days_covered("You may call us.") == frozenset()
+    assert days_covered("We close in January and August") == {"january", "august"}  # "and" is no range
+
+
 @pytest.mark.parametrize(("sentence", "age", "fit"), [
     ("Children from 8 to 15 must be supervised.", 10, 1.0), ("A child under 12 must not be left alone.", 10, 1.0),
     ("Riders must be 16 or over to hire on their own.", 14, 0.5), ("Membership is free.", 14, 0.0),

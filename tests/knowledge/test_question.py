@@ -47,6 +47,12 @@ def test_weekend_and_weekdays_name_their_days():
     assert len(analyse("What time do you shut on weekdays?").days) == 5
 
 
+def test_a_month_is_when_it_asks_about_not_what():
+    asked = analyse("Can we come camping with you in November?")
+    assert asked.days == {"november"} and "novemb" not in asked.focus
+    assert analyse("May I bring my dog?").days == frozenset()
+
+
 def test_number_words_become_digits():
     assert digits("Twenty five pounds for my ten year old") == "25 pounds for my 10 year old"
 
