@@ -67,6 +67,11 @@ based situated location far latest earliest soon quickly ring call phone email c
 month months week weeks do does doing back
 """))
 """Words that frame a question in any trade or name the kind of answer it wants: never what it is about."""
+_PHONING = re.compile(r"\bphone\s+(?:number|no|call|calls|line|us|you|me|them|him|her|ahead|back|in|up)\b|"
+                      r"\b(?:by|on|over|via)\s+(?:the\s+)?phone\b|"
+                      r"\b(?:i|we|to|can|could|should|shall|will|please|you)\s+phone\b", re.IGNORECASE)
+"""A phone as the way to get in touch ("Can I phone you?", "the phone number", "book over the phone"); elsewhere a
+phone is a thing the question is about ("my cracked phone screen", "Do you fix phones?")."""
 
 PREMISES = frozenset(tokens("shop store office studio practice surgery clinic salon library hall garage centre center "
                             "site school premises building branch workshop showroom"))
@@ -197,10 +202,11 @@ def analyse(text: str) -> Question:
     main, scene = _AGE_WORDS.sub(" ", main), _AGE_WORDS.sub(" ", scene)
     if re.search(OPENING_HOURS, main):
         main = re.sub(rf"\b(?:{'|'.join(_OPEN_WORDS)})\b", " ", main)  # the kind of answer, not what it is about
-    focus = tuple(t for t in dict.fromkeys(tokens(main)) if t not in FRAME and t not in day_tokens)
+    frame = FRAME if _PHONING.search(spelled) else FRAME - {"phone"}
+    focus = tuple(t for t in dict.fromkeys(tokens(main)) if t not in frame and t not in day_tokens)
     if "place" in kinds and focus and set(focus) <= PREMISES:
         focus = ()  # "Where's the shop?", "Where is your office?": where the business is, as "Where are you?"
-    context = tuple(t for t in dict.fromkeys(tokens(scene)) if t not in FRAME and t not in day_tokens
+    context = tuple(t for t in dict.fromkeys(tokens(scene)) if t not in frame and t not in day_tokens
                     and t not in focus)
     if context and not focus:
         # The asking clause names nothing ("what does that mean?", "what happens"): what the question is about is in

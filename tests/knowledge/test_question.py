@@ -47,6 +47,13 @@ def test_weekend_and_weekdays_name_their_days():
     assert len(analyse("What time do you shut on weekdays?").days) == 5
 
 
+def test_a_phone_is_what_is_asked_about_unless_it_is_the_way_to_get_in_touch():
+    assert "phone" in analyse("Can you fix my cracked phone screen?").focus
+    assert "phone" in analyse("Do you repair phones?").focus
+    assert analyse("Can I phone you?").focus == () and analyse("What's the phone number?").focus == ()
+    assert analyse("Can I book over the phone?").focus == ("book",)
+
+
 def test_a_month_is_when_it_asks_about_not_what():
     asked = analyse("Can we come camping with you in November?")
     assert asked.days == {"november"} and "novemb" not in asked.focus
