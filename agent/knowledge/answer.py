@@ -219,13 +219,14 @@ def decision_features(asked: Question, features: np.ndarray, scores: np.ndarray,
 
 
 def judge(asked: Question, features: np.ndarray, snapshot: Snapshot, follow_up: bool, fitted: Weights,
-          texts: list[str]) -> tuple[np.ndarray, int, float]:
-    """Each candidate's score, the best one, and the probability that it answers the question."""
+          texts: list[str], reworded: frozenset[str] | None = None) -> tuple[np.ndarray, int, float]:
+    """Each candidate's score, the best one, and the probability that it answers the question (`reworded`: see
+    overrules.overrule)."""
     scores = features @ fitted.select
     best = int(np.argmax(scores))
     decided = decision_features(asked, features, scores, best, unknown_share(asked, snapshot), follow_up)
     probability = 1.0 / (1.0 + np.exp(-float(decided @ fitted.decide[:-1] + fitted.decide[-1])))
-    probability = overrule(asked, texts[best], probability, snapshot, follow_up, fitted)
+    probability = overrule(asked, texts[best], probability, snapshot, follow_up, fitted, reworded)
     return scores, best, probability
 
 
@@ -239,10 +240,11 @@ def score(snapshot: Snapshot, cands: list[Candidate], question_vector: np.ndarra
     fitted = weights()
     asked, features = measure(snapshot, cands, question_vector, expanded_vector, query, recovered_vector)
     texts = [cand.text for cand in cands]
-    scores, best, probability = judge(asked, features, snapshot, query.follow_up, fitted, texts)
+    reworded = frozenset(tokens(query.recovered)) if query.recovered else None
+    scores, best, probability = judge(asked, features, snapshot, query.follow_up, fitted, texts, reworded)
     own_asked, own_features = measure(snapshot, cands, question_vector, None, query, recovered_vector,
                                       with_context=False)
-    _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted, texts)
+    _, _, own_probability = judge(own_asked, own_features, snapshot, False, fitted, texts, reworded)
     backing, own_backing = evidence(probability, fitted), evidence(own_probability, fitted)
     if not query.follow_up and own_probability < fitted.abstain_below:
         # A question that stands on its own words, which would decline it: the call's topic may make it worth a

@@ -16,13 +16,21 @@ from agent.knowledge.text import tokens
 if TYPE_CHECKING:
     from agent.knowledge.answer import Weights
 
+SERVICES = frozenset(tokens("sell buy hire rent lend deliver repair fix mend install teach make build print stock run"))
+"""Verbs for what a business does for its callers. One the KB never uses, in the caller's words or in the KB's for
+them ("fix" said, "repair" written), names a service it does not speak of: "Do you sell dog food?" of kennels that
+feed the dogs they board."""
 _ANSWERED_BY = {"place": "address", "contact": "contact"}
 """What a sentence holds (holds.holds) that answers a question asking only for this kind, naming nothing else."""
 
 
 def overrule(asked: Question, sentence: str, probability: float, snapshot: Snapshot, follow_up: bool,
-             fitted: Weights) -> float:
-    """The probability that `sentence` answers the question, after the rules."""
+             fitted: Weights, reworded: frozenset[str] | None = None) -> float:
+    """The probability that `sentence` answers the question, after the rules. `reworded`: the tokens of the question
+    in the KB's words (synonyms, words put back by sound), where it has any."""
+    if not follow_up and any(token in SERVICES and snapshot.idf(token) is None
+                             and (reworded is None or token in reworded) for token in asked.focus):
+        probability = min(probability, fitted.confirming)
     if asked.amount and not states_amount(sentence):
         # "How much is a cat flu jab?" is not answered by "Every cat must be vaccinated against cat flu", and "It is
         # one week's rent" may yet answer "how much is the deposit?": confirmed, never said outright.

@@ -270,6 +270,19 @@ def test_coming_in_a_month_outside_the_season_is_answered_by_the_season(models, 
     assert "We are open from 1 March to 31 October" in reply.text and not reply.abstained
 
 
+def test_a_service_the_kb_never_names_is_not_answered_outright(models, tmp_path):
+    knowledge = benchmark_kb("kennels", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Do you sell dog food?")
+    # Not "We feed a good dry food, or you can bring your pet's own food ...": the kennels sell nothing.
+    assert reply.evidence < FIRM_EVIDENCE
+
+
+def test_a_service_said_in_other_words_than_the_kbs_is_still_answered_outright(models, tmp_path):
+    knowledge = benchmark_kb("bikes", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "How much to fix a puncture?")  # the KB says "repair"
+    assert "puncture" in reply.text.lower() and reply.evidence >= FIRM_EVIDENCE
+
+
 def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
     knowledge = benchmark_kb("tip", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")
