@@ -20,7 +20,11 @@ the minor part alone is called ("50 pence"). Piper reads "£45" as "pound forty-
 the symbol first."""
 _RANGE = re.compile(r"(\d|\b[AP]M)\s*(?:–|—|-(?=\s*\d+\s*[AP]M\b))\s*(\d)")
 _AM_PM = re.compile(r"\b([ap])\.?\s?m\b\.?", re.IGNORECASE)
-_PHONE = re.compile(r"\b(?:1-)?\d{3}-\d{3}-\d{4}\b|\b\d{3}-\d{4}\b")
+_PHONE = re.compile(r"\b(?:1-)?\d{3}-\d{3}-\d{4}\b|\b\d{3}-\d{4}\b|"
+                    r"(?<![\d£$€.,])(?:\+\d{1,3} ?|\b0)\d{2,4}(?: \d{3,6}){1,2}\b(?![.,]\d)")
+"""A phone number: "555-0142", "1-800-555-0199", "01632 960 418", "020 7946 0958", "+44 1632 960418". Piper reads
+"01632 960 562" as numbers ("nine hundred and sixty"), which neither a caller writing it down nor Whisper takes as
+its digits."""
 _CODE = re.compile(r"\b([A-Z]{2,})-(\d+)\b|\b([A-Z])(\d{2,})\b")
 _EMAIL = re.compile(r"\b([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)\b")
 _UNITS = [(re.compile(r"\b(\d+)\s*min\b\.?"), r"\1 minutes"), (re.compile(r"\b(\d+)\s*hrs?\b\.?"), r"\1 hours"),
@@ -47,7 +51,11 @@ def _money(match: re.Match[str]) -> str:
 
 
 def _phone(match: re.Match[str]) -> str:
-    return ", ".join(_digits(group) for group in match.group(0).split("-"))
+    number = match.group(0)
+    if " " in number and not 10 <= sum(c.isdigit() for c in number) <= 13:
+        return number  # spaced groups of digits that are not a phone number's length
+    spoken = ", ".join(_digits(group) for group in re.split(r"[- ]", number.lstrip("+")))
+    return "plus " + spoken if number.startswith("+") else spoken
 
 
 def _code(match: re.Match[str]) -> str:

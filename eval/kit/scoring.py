@@ -34,13 +34,14 @@ def _spell_number(match: re.Match[str]) -> str:
 
 
 
-NUMBER_IN_GROUPS = re.compile(r"\b0\d{1,8}(?:[ -]\d{1,8}){1,3}\b")
+NUMBER_IN_GROUPS = re.compile(r"\b0\d{1,8}(?:(?:[ -]|, ?)\d{1,8}){1,3}\b")
 """A phone number as the UK and much of Europe write it, in groups after a leading 0 ("01392 665 140"): Whisper
-groups the digits it hears its own way ("013-92665140"), the same number."""
+groups the digits it hears its own way ("013-92665140", "016-32-960, 562" where the agent paused), the same
+number."""
 
 
 def _joined(number: str) -> str:
-    digits = re.sub(r"[ -]", "", number)
+    digits = re.sub(r"[ ,-]", "", number)
     return digits if len(digits) >= 7 else number
 
 

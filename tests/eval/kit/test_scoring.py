@@ -103,6 +103,10 @@ def test_a_phone_number_heard_in_other_groups_is_the_same_number():
     assert not contains_any("answers the phone on 013-92665141", ("01392 665 140",))
 
 
+def test_a_phone_number_heard_with_a_pause_between_its_groups_is_the_same_number():
+    assert contains_any("Order by phone 016-32-960, 562 or in the shop.", ("01632 960 562",))
+
+
 def test_a_compound_heard_as_one_word_is_the_same_words_but_not_inside_another_word():
     assert contains_any("The nearest car park is the Ferry Street Multistory.", ("Ferry Street multi-storey",))
     assert not contains_any("there is freedom of wifi", ("free wifi",))
