@@ -56,7 +56,7 @@ HOLDS = {
                r"\bwww\.|\.(?:com|org|net|example)\b",
     "quantity": r"\b\d+\b|\bup to\b|\bat most\b|\bat least\b",
     "distance": r"\b\d+(?:\.\d+)?\s?(?:metres|meters|m|miles?|km|kilometres|kilometers|yards)\b|"
-                r"\b\d+[- ]minutes?'?\s(?:walk|drive)\b|\bnext door\b|\bround the corner\b",
+                r"\b\d+[- ]minutes?'?\s(?:walk|drive)\b|\bnext door\b|\bround the corner\b|\bas far as\b",
     "age": r"\bunder[- ]?\d+s?\b|\bover[- ]?\d+s?\b|\baged? \d+|"
            r"\b\d+\s?(?:and|or)\s(?:over|under|older|above|younger)\b|"
            r"\b\d+\s?(?:to|-|–)\s?\d+\s?(?:years?|yrs?|months?)?\b|\bchild(?:ren)?\b|\bkids?\b|\bjuniors?\b|"

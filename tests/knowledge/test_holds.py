@@ -13,7 +13,7 @@ from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, sta
     ("Our address is 4 Market Square, Eastgate, NS7 2AB.", "address"),
     ("The car park is two minutes' walk away.", "place"), ("Call us on 01632 960 418.", "contact"),
     ("Riders must be 16 or over.", "age"), ("The nearest car park is 200 metres away.", "distance"),
-    ("Halden station is a 15-minute walk.", "distance")])
+    ("Halden station is a 15-minute walk.", "distance"), ("You can go as far as the weir.", "distance")])
 def test_a_sentence_holds_the_kind_of_answer_it_gives(sentence, kind):
     assert kind in holds(sentence)
 
