@@ -283,6 +283,12 @@ def test_a_service_said_in_other_words_than_the_kbs_is_still_answered_outright(m
     assert "puncture" in reply.text.lower() and reply.evidence >= FIRM_EVIDENCE
 
 
+def test_what_a_caller_would_learn_is_what_the_kb_says_it_teaches(models, tmp_path):
+    knowledge = benchmark_kb("driving", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Can I learn in an automatic?")
+    assert "teach in automatic cars" in reply.text and reply.evidence >= FIRM_EVIDENCE
+
+
 def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
     knowledge = benchmark_kb("tip", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")
