@@ -76,7 +76,7 @@ phone is a thing the question is about ("my cracked phone screen", "Do you fix p
 PREMISES = frozenset(tokens("shop store office studio practice surgery clinic salon library hall garage centre center "
                             "site school premises building branch workshop showroom"))
 """Words for the place a business works from: asked where, by itself, it is the business's address."""
-WEEKEND, WEEKDAYS = r"\bweek ?ends?\b", r"\bweek ?days?\b|\bin the week\b"
+WEEKEND, WEEKDAYS = r"\bweek ?ends?\b", r"\bweek ?days?\b|\b(?:in|during) the week\b"
 """The weekend and the weekdays, however written ("week day" is how Whisper writes "weekday" now and then)."""
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -179,7 +179,7 @@ def days_named(text: str) -> frozenset[str]:
     days |= {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(lowered)}
     if re.search(WEEKEND, lowered):
         days |= {"saturday", "sunday"}
-    if re.search(WEEKDAYS + r"|\bduring the week\b", lowered):
+    if re.search(WEEKDAYS, lowered):
         days |= set(_DAYS[:5])
     return frozenset(days)
 

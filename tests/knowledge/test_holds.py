@@ -52,6 +52,8 @@ def test_day_ranges_weekends_and_every_day_cover_their_days():
     assert days_covered("Tuesday to Saturday 9am to 6pm") == {"tuesday", "wednesday", "thursday", "friday",
                                                              "saturday"}
     assert days_covered("We are closed at weekends.") == {"saturday", "sunday"}
+    assert days_covered("We do not take walk-ins during the week.") == {"monday", "tuesday", "wednesday", "thursday",
+                                                                      "friday"}
     assert len(days_covered("The emergency line is open 24/7.")) == 7
 
 
