@@ -26,7 +26,7 @@ from agent.knowledge.features import (
     sentence_features,
     unknown_share,
 )
-from agent.knowledge.holds import street_words
+from agent.knowledge.holds import place_names, street_words
 from agent.knowledge.index import Snapshot
 from agent.knowledge.lines import asked_lines
 from agent.knowledge.memory import Query, opens_follow_up
@@ -186,7 +186,10 @@ def _rows(snapshot: Snapshot, cands: list[Candidate], asked: Question, question_
     rows = []
     for cand in cands:
         indexed = snapshot.chunks[cand.chunk_index]
-        streets = street_words(indexed.chunk.text)
+        # A place the address names ("two miles out of Marston") is where the business is, not what a question
+        # that asks no where is about ("Is there a bus from Marston?").
+        streets = street_words(indexed.chunk.text) | (frozenset() if "place" in asked.kinds
+                                                       else place_names(indexed.chunk.text))
         dense = _similarity(cand.vector, question_vector, recovered_vector)
         words = set(tokens(cand.text))
         rows.append(sentence_features(

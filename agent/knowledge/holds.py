@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from agent.knowledge.question import _DAYS, DAYS_IN, MONTH_NAMED, MONTHS, WEEKDAYS, WEEKEND, digits, unit
-from agent.knowledge.text import tokens
+from agent.knowledge.text import sentences, tokens
 
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
                  "terrace hill row yard quay court gardens crescent parade arcade market green mews boulevard "
@@ -79,6 +79,25 @@ def street_words(text: str) -> frozenset[str]:
     if not spans:
         return frozenset()
     return frozenset(tokens(" ".join(spans))) - frozenset(tokens(_STREET_NAME.sub(" ", text)))
+
+
+_NAME = re.compile(r"(?<=[\w,;]\s)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
+"""Capitalised words inside a sentence, not its first: names ("Marston", "Little Hayfield", "the Swan")."""
+_OPENING_NAME = re.compile(r"^(?:[A-Z][\w'-]*\s+)+")
+"""The capitalised words a sentence opens with: its first word, or the business's name ("Willowbank Boat Hire is")."""
+
+
+@lru_cache(maxsize=4096)
+def place_names(text: str) -> frozenset[str]:
+    """Words a text uses only in the names its address sentences give ("between Marston and Little Hayfield ... MH6
+    2QL"), as tokens: the towns and landmarks that say where the business is, not the bus from Marston a caller may
+    ask about."""
+    named = [name for line in sentences(text) if "address" in holds(line)
+             for name in _NAME.findall(_OPENING_NAME.sub("", line))]
+    if not named:
+        return frozenset()
+    rest = [line for line in sentences(text) if "address" not in holds(line)]
+    return frozenset(tokens(" ".join(named))) - frozenset(tokens(" ".join(rest)))
 
 
 def holds(sentence: str) -> frozenset[str]:

@@ -289,6 +289,12 @@ def test_what_a_caller_would_learn_is_what_the_kb_says_it_teaches(models, tmp_pa
     assert "teach in automatic cars" in reply.text and reply.evidence >= FIRM_EVIDENCE
 
 
+def test_a_town_the_address_names_is_not_what_a_question_asking_no_where_is_about(models, tmp_path):
+    knowledge = benchmark_kb("farmshop", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "Is there a bus from Marston?")
+    assert reply.evidence < FIRM_EVIDENCE  # not "You will find us ... two miles out of Marston"
+
+
 def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
     knowledge = benchmark_kb("tip", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, states_amount, street_words
+from agent.knowledge.holds import age_fits, days_covered, holds, limit_fits, place_names, states_amount, street_words
 
 
 @pytest.mark.parametrize(("sentence", "kind"), [
@@ -107,3 +107,9 @@ def test_an_amount_of_money_is_told_from_the_mention_of_a_price(sentence, states
     ("If you cancel at least seven days before arrival, we return it.", 1, "night", 0.0)])  # a stay, not a span
 def test_a_number_fits_the_limit_a_sentence_states_on_what_it_counts(sentence, number, counted, fit):
     assert limit_fits(sentence, number, counted) == fit
+
+
+def test_the_towns_an_address_names_are_told_apart_from_the_business_name_and_other_sentences():
+    text = ("Willowbank Boat Hire is on Lock Lane, Ashcombe, AC4 9LW, next to the Swan pub. "
+            "Boat hire starts at the lock.")
+    assert place_names(text) == {"ashcomb", "lane", "swan"}  # "lock" is used elsewhere; the name opens the sentence
