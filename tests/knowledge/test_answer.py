@@ -295,6 +295,12 @@ def test_a_town_the_address_names_is_not_what_a_question_asking_no_where_is_abou
     assert reply.evidence < FIRM_EVIDENCE  # not "You will find us ... two miles out of Marston"
 
 
+def test_money_back_is_a_refund(models, tmp_path):
+    knowledge = benchmark_kb("cinema", tmp_path, models.embedder)
+    reply = knowledge.draft(CallMemory(), "I booked online but can't come now, can I get my money back?")
+    assert "cannot be refunded" in reply.text and reply.evidence >= FIRM_EVIDENCE
+
+
 def test_a_no_to_the_very_thing_asked_about_is_confirmed_not_declined(models, tmp_path):
     knowledge = benchmark_kb("tip", tmp_path, models.embedder)
     reply = knowledge.draft(CallMemory(), "Can I drop off some old tyres?")
