@@ -45,6 +45,10 @@ def _joined(number: str) -> str:
     return digits if len(digits) >= 7 else number
 
 
+NUMBER_RANGE = re.compile(r"(?<![\d-])(\d{1,3})\s?[-–]\s?(\d{1,3})(?![\d-])")
+"""A range written with a dash ("5-7 working days", "Apr 8–15"), as it is said: "five to seven"."""
+
+
 CURRENCY = re.compile(r"\b(?:pounds?|pence|dollars?|cents?|euros?)\b|(?<=\d)\s?p\b")
 """A currency's words, dropped as its symbols are: Piper says "£45" and Whisper writes what it heard as "£45",
 "45 pounds" or "pound 45", one amount each way."""
@@ -59,6 +63,7 @@ def normalize(text: str) -> str:
     text = CURRENCY.sub(" ", text)
     text = re.sub(r"(?<=\d),(?=\d{3})", "", text)  # 1,000 -> 1000
     text = NUMBER_IN_GROUPS.sub(lambda m: _joined(m.group()), text)
+    text = NUMBER_RANGE.sub(r"\1 to \2", text)
     text = re.sub(r"\d+", lambda m: f" {_spell_number(m)} ", text)
     text = re.sub(r"[^a-z' ]+", " ", text).replace("-", " ")
     text = re.sub(r"(?<![a-z])'|'(?![a-z])", " ", text)

@@ -103,6 +103,12 @@ def test_a_phone_number_heard_in_other_groups_is_the_same_number():
     assert not contains_any("answers the phone on 013-92665141", ("01392 665 140",))
 
 
+def test_a_range_heard_with_a_dash_is_the_range_said_with_to():
+    assert contains_any("Screens and batteries that we have to order take 5-7 working days.",
+                        ("five to seven working days",))
+    assert not contains_any("They take 5-8 working days.", ("five to seven working days",))
+
+
 def test_a_phone_number_heard_with_a_pause_between_its_groups_is_the_same_number():
     assert contains_any("Order by phone 016-32-960, 562 or in the shop.", ("01632 960 562",))
 
