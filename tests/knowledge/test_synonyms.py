@@ -63,3 +63,12 @@ def test_an_operators_groups_come_after_the_built_in_ones(tmp_path):
 def test_a_question_in_callers_words_is_answered_from_the_kb(bundled_kb, question, expected):
     reply = bundled_kb.compose(CallMemory(), question)
     assert expected in reply.text
+
+
+@pytest.mark.parametrize(("question", "rephrased"), [
+    ("Will you delete my photos?", "Will you wipe my photos"), ("Can I learn here?", "Can I teach here"),
+    ("Can I get my money back?", "Can I get my refund"),
+])
+def test_the_built_in_groups_hold_words_that_mean_the_same_in_any_trade(question, rephrased):
+    kb = ["We never wipe a computer without asking.", "We teach every level.", "We refund in full."]
+    assert Synonyms(load_groups(), kb).rephrase(question) == rephrased
