@@ -69,8 +69,9 @@ def test_a_question_in_callers_words_is_answered_from_the_kb(bundled_kb, questio
     ("Will you delete my photos?", "Will you wipe my photos"), ("Can I learn here?", "Can I teach here"),
     ("Can I get my money back?", "Can I get my refund"),
     ("How much are your cheapest glasses?", "How much are your start at glasses"),
+    ("When do we have to leave the room?", "When do we have to check-out"),
 ])
 def test_the_built_in_groups_hold_words_that_mean_the_same_in_any_trade(question, rephrased):
     kb = ["We never wipe a computer without asking.", "We teach every level.", "We refund in full.",
-          "Frames start at £39."]
+          "Frames start at £39.", "Check-out is by 10.30am."]
     assert Synonyms(load_groups(), kb).rephrase(question) == rephrased
