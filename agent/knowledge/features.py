@@ -31,6 +31,7 @@ train station" is not what "112 Station Approach" is about."""
 OPEN_OR_CLOSED = re.compile(r"\b(?:open|closed?|shut)\b", re.IGNORECASE)
 """A sentence on when the business itself is open: for a month, whatever the question is about."""
 SEASON_MONTHS = frozenset(MONTHS)
+"""The months, as Question.days names them: a month asked about is answered by the business's season."""
 BY_RANGE = 0.5
 """How far a range of days that leaves the asked day out answers a yes/no question about it, on the same thing."""
 SCENE_SHARE = 0.4

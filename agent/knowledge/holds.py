@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agent.knowledge.question import _DAYS, DAYS_IN, MONTH_NAMED, MONTHS, WEEKDAYS, WEEKEND, digits, unit
+from agent.knowledge.question import _DAYS, DAYS_IN, MONTHS, WEEKDAYS, WEEKEND, digits, months_named, unit
 from agent.knowledge.text import sentences, tokens
 
 _STREET_TYPES = ("road rd street st lane ln avenue ave way walk square approach place drive close park estate wharf "
@@ -145,7 +145,7 @@ def days_covered(sentence: str) -> frozenset[str]:
     days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", text)}
     for first, last in DAY_RANGE.findall(text):
         days.update(_span(_DAYS, _DAYS.index(short[first]), _DAYS.index(short[last])))
-    days |= {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(text)}
+    days |= months_named(text)
     months = [m[:3] for m in MONTHS]
     for first, easter, last in MONTH_RANGE.findall(text):
         days.update(_span(MONTHS, months.index("apr" if easter else first), months.index(last)))

@@ -172,11 +172,15 @@ def counts_named(text: str) -> tuple[tuple[float, str], ...]:
     return tuple(dict.fromkeys(found))
 
 
+def months_named(lowered: str) -> set[str]:
+    """The months a lower-case text names (MONTH_NAMED)."""
+    return {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(lowered)}
+
+
 def days_named(text: str) -> frozenset[str]:
     """The days of the week and the months the text names (Question.days)."""
     lowered = text.lower()
-    days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", lowered)}
-    days |= {"may" if "may" in m.group(0) else m.group(0) for m in MONTH_NAMED.finditer(lowered)}
+    days = {d for d in _DAYS if re.search(rf"\b{d}s?\b", lowered)} | months_named(lowered)
     if re.search(WEEKEND, lowered):
         days |= {"saturday", "sunday"}
     if re.search(WEEKDAYS, lowered):
