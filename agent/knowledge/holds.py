@@ -92,11 +92,13 @@ def place_names(text: str) -> frozenset[str]:
     """Words a text uses only in the names its address sentences give ("between Marston and Little Hayfield ... MH6
     2QL"), as tokens: the towns and landmarks that say where the business is, not the bus from Marston a caller may
     ask about."""
-    named = [name for line in sentences(text) if "address" in holds(line)
+    lines = sentences(text)
+    is_address = [("address" in holds(line)) for line in lines]
+    named = [name for line, address in zip(lines, is_address, strict=True) if address
              for name in _NAME.findall(_OPENING_NAME.sub("", line))]
     if not named:
         return frozenset()
-    rest = [line for line in sentences(text) if "address" not in holds(line)]
+    rest = [line for line, address in zip(lines, is_address, strict=True) if not address]
     return frozenset(tokens(" ".join(named))) - frozenset(tokens(" ".join(rest)))
 
 
